@@ -6,7 +6,9 @@ same query vector; the eval itself goes on with the base settings. Prints rank-1
 recall@10 per variant, then each question's rank of the first hit that holds the
 answer (``None``: not in the top 10) and, where a variant misses rank 1, the base
 top hits (kind:ref, score, BM25 rank ``b``, vector rank ``v``, text). Writes the
-rows as JSON to ``--out``.
+rows as JSON to ``--out``. ``--explain``: the base hits of a miss down to the right
+one (``*``), each with its BM25 and vector scores beside the ranks and every boost
+added to its fused score (``Hit.boosts``).
 
 Run: ``python docs/evaluation/retrieval_variants.py quick 1 default
 '{"rrf10": {"fusion": "rrf"}}'`` (profile, seed, embedding provider or
@@ -47,6 +49,8 @@ def main() -> None:
     ap.add_argument("--out", default=None)
     ap.add_argument("--keep", default=None, help="copy each session's store here")
     ap.add_argument("--stores", default=None, help="search the stores kept here")
+    ap.add_argument("--explain", action="store_true",
+                    help="a miss's hits down to the right one, with scores and boosts")
     a = ap.parse_args()
     variants: dict[str, dict[str, Any]] = {"base": {}, **json.loads(a.variants)}
     emb = None if a.embedding == "default" else a.embedding
@@ -58,12 +62,12 @@ def main() -> None:
     def retrieve(engine: Any, tenant: str, item: Any) -> Any:
         if a.keep:
             _keep(engine, tenant, item, Path(a.keep), kept)
-        rows.append(_row(engine, tenant, item, variants))
+        rows.append(_row(engine, tenant, item, variants, a.explain))
         return original(engine, tenant, item)
 
     if a.stores:
         for key in sorted(Path(a.stores).rglob("key.json")):  # every session kept there
-            rows.extend(_search_kept(key.parent, variants))
+            rows.extend(_search_kept(key.parent, variants, a.explain))
     else:
         runner.retrieve = retrieve
         harness.run_eval(a.profile, a.seed, embedding=emb, systems=("lcm",),
@@ -71,8 +75,8 @@ def main() -> None:
     _report(rows, variants, a.out)
 
 
-def _row(engine: Any, tenant: str, item: Any, variants: dict[str, dict[str, Any]]
-         ) -> dict[str, Any]:
+def _row(engine: Any, tenant: str, item: Any, variants: dict[str, dict[str, Any]],
+         explain: bool = False) -> dict[str, Any]:
     """One question searched with every variant: its rank of the first right hit each."""
     svc = engine.search
     base = svc.config
@@ -96,7 +100,19 @@ def _row(engine: Any, tenant: str, item: Any, variants: dict[str, dict[str, Any]
             row["top"] = [f"{h.kind}:{h.ref_id} {h.score:.3f} b{h.bm25_rank} "
                           f"v{h.vector_rank} {t[0][:50]!r}"
                           for h, t in zip(hits[:5], texts[:5], strict=False)]
+            if explain:
+                row["top"] = [_explained(h, t, hit) for h, t, hit in zip(
+                    hits[:max(row[name] or 5, 1)], texts, found, strict=False)]
     return row
+
+
+def _explained(h: Any, text: tuple[str, str | None], right: bool) -> str:
+    """One hit: ``*`` when it holds the answer, ranks with their scores, boosts."""
+    b = f"b{h.bm25_rank}({h.bm25_score:.2f})" if h.bm25_rank else "b-"
+    v = f"v{h.vector_rank}({h.vector_score:.3f})" if h.vector_rank else "v-"
+    boosts = " ".join(f"{k}{x:+.3f}" for k, x in h.boosts.items())
+    return (f"{'*' if right else ' '}{h.kind}:{h.ref_id} [{text[1] or ''}] {h.score:.3f} "
+            f"{b} {v} {boosts} {text[0][:60]!r}")
 
 
 def _keep(engine: Any, tenant: str, item: Any, into: Path, kept: dict[str, list[Any]]
@@ -118,7 +134,8 @@ def _keep(engine: Any, tenant: str, item: Any, into: Path, kept: dict[str, list[
                                               ensure_ascii=False, indent=1))
 
 
-def _search_kept(d: Path, variants: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def _search_kept(d: Path, variants: dict[str, dict[str, Any]], explain: bool = False
+                 ) -> list[dict[str, Any]]:
     """Every question of a kept session searched with every variant (scratch copy)."""
     from memory_core.engine import Engine
     from memory_core.search import EmbeddingConfig, SearchService, create_embedder
@@ -139,7 +156,8 @@ def _search_kept(d: Path, variants: dict[str, dict[str, Any]]) -> list[dict[str,
                 fields = {f.name: k[f.name] for f in dataclasses.fields(KeyItem)}
                 fields["current"] = tuple(fields["current"])
                 fields["superseded"] = tuple(tuple(x) for x in fields["superseded"])
-                out.append(_row(engine, spec["tenant"], KeyItem(**fields), variants))
+                out.append(_row(engine, spec["tenant"], KeyItem(**fields), variants,
+                                explain))
             return out
         finally:
             engine.close()
