@@ -47,18 +47,20 @@ def _older_store(data_dir: Path) -> None:
 
     Engine(data_dir).close()
     db = sqlite3.connect(data_dir / DB_FILENAME)
-    db.execute("ALTER TABLE messages DROP COLUMN tz")  # what the last migration added
+    db.execute("DROP INDEX messages_calls")  # what the last migration added
     db.execute(f"PRAGMA user_version = {OLDER}")
     db.commit()
     db.close()
 
 
 def _schema(data_dir: Path) -> tuple[int, bool]:
-    """(user_version, whether messages.tz exists), read without migrating."""
+    """(user_version, whether the last migration's index exists), read without
+    migrating."""
     db = sqlite3.connect(f"{(data_dir / DB_FILENAME).as_uri()}?mode=ro", uri=True)
     try:
         version = db.execute("PRAGMA user_version").fetchone()[0]
-        return version, "tz" in [r[1] for r in db.execute("PRAGMA table_info(messages)")]
+        return version, db.execute("SELECT 1 FROM sqlite_master WHERE type = 'index'"
+                                   " AND name = 'messages_calls'").fetchone() is not None
     finally:
         db.close()
 
@@ -141,7 +143,7 @@ def test_a_command_leaves_a_shared_postgresql_store_of_an_older_schema(
     older = pg_migrations.SCHEMA_VERSION - 1
     try:
         with pgcluster.migrated(pg_session_cluster, name) as conn:
-            conn.execute("ALTER TABLE messages DROP COLUMN tz")  # the last migration, undone
+            conn.execute("DROP INDEX messages_calls")  # the last migration, undone
             conn.execute("DELETE FROM lcm_schema WHERE number = %s",
                          (pg_migrations.SCHEMA_VERSION,))
         config = tmp_path / "lcm.toml"

@@ -1172,7 +1172,11 @@ class ExtractionQueue(Protocol):
         call of ``message_id``'s tenant and role, stored before it and at most
         ``window`` seconds earlier, newest first (what
         :func:`memory_core.capture.delegated.model_wrote` reads); one statement, on
-        the messages' scope index (tenant, role, created_at)."""
+        ``messages_calls`` (SQLite m014, PostgreSQL m009), an index of the visible
+        assistant messages with a tool call alone: its work grows with the calls it
+        passes, not with the chat around them. "With a tool call": the raw JSON holds
+        ``"tool_use"``, ``"tool_calls"`` or ``"function_call"`` (that index's
+        predicate, word for word)."""
         ...
 
 

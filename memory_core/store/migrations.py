@@ -459,6 +459,22 @@ def m013_message_zone() -> str:
         """
 
 
+@migration(14, "assistant messages with tool calls by scope")
+def m014_message_calls() -> str:
+    return """
+        -- The extraction job's "did the assistant write this?" look-up
+        -- (ExtractionQueue.calls_before) wants the newest assistant messages with a tool
+        -- call of a scope; on messages_scope it read the raw JSON of every assistant
+        -- message of the past hour, once per user message. The predicate is that
+        -- look-up's own filter, word for word (so the planner may use the index and
+        -- the rows are the same): built from the rows already stored, kept by SQLite.
+        CREATE INDEX messages_calls ON messages(tenant, role, created_at)
+            WHERE msg_role = 'assistant' AND hidden = 0
+            AND (instr(raw_json, '"tool_use"') OR instr(raw_json, '"tool_calls"')
+                 OR instr(raw_json, '"function_call"'));
+        """
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this code writes (number of the last migration)."""
 

@@ -351,6 +351,16 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         -- Nullable without a default: no table rewrite, old rows read as UTC.
         ALTER TABLE messages ADD COLUMN tz TEXT;
     """),
+    (9, "assistant messages with tool calls by scope", """
+        -- SQLite's m014: the newest assistant messages with a tool call of a scope
+        -- (ExtractionQueue.calls_before) without reading every assistant message of
+        -- the window. The predicate is that look-up's filter, word for word; id last
+        -- so that the rows come in the look-up's order and its LIMIT stops the scan.
+        CREATE INDEX messages_calls ON messages(tenant, role, created_at, id)
+            WHERE msg_role = 'assistant' AND hidden = 0
+            AND (strpos(raw_json, '"tool_use"') > 0 OR strpos(raw_json, '"tool_calls"') > 0
+                 OR strpos(raw_json, '"function_call"') > 0);
+    """),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

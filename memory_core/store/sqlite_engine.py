@@ -92,8 +92,13 @@ class SqliteExtractionQueue:
             _QUEUED + "q.message_id=? AND q.attempts=0", (message_id,)).fetchall()]
 
     def calls_before(self, message_id: int, window: float, limit: int) -> list[str]:
+        # ``INDEXED BY``: the filter below is messages_calls' predicate (m014); with
+        # ANALYZE statistics of messages_scope and none yet of the new index (a store
+        # migrated since its last PRAGMA optimize) SQLite took messages_scope and
+        # read every assistant message of the window.
         return [r[0] for r in self._c.execute(
-            "SELECT a.raw_json FROM messages u JOIN messages a ON a.tenant=u.tenant"
+            "SELECT a.raw_json FROM messages u JOIN messages a INDEXED BY messages_calls"
+            " ON a.tenant=u.tenant"
             " AND a.role=u.role AND a.created_at BETWEEN u.created_at-? AND u.created_at"
             " WHERE u.id=? AND a.id<u.id AND a.msg_role='assistant' AND a.hidden=0"
             " AND (instr(a.raw_json, '\"tool_use\"') OR instr(a.raw_json, '\"tool_calls\"')"
