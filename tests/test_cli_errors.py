@@ -62,8 +62,10 @@ READ_COMMANDS = [
 @pytest.mark.parametrize("args", READ_COMMANDS, ids=lambda a: " ".join(a[:2]))
 def test_commands_on_a_mistyped_data_dir_create_nothing(tmp_path: Path,
                                                         args: list[str]) -> None:
+    # port 0: no lcm-proxy serving on this machine's 8787 is named as the data's place
+    runner = CliRunner(env={"LCM_PROXY__PORT": "0"})
     typo = tmp_path / "lcm-dta"
-    result = CliRunner().invoke(main, [*args, "--data-dir", str(typo)])
+    result = runner.invoke(main, [*args, "--data-dir", str(typo)])
     assert result.exit_code == 2, result.output
     assert result.stderr.strip() == (
         f"Error: no lcm-proxy store in {typo} (the directory does not exist); check"
@@ -71,12 +73,12 @@ def test_commands_on_a_mistyped_data_dir_create_nothing(tmp_path: Path,
     assert result.stdout == "" and not typo.exists()
     empty = tmp_path / "empty"
     empty.mkdir()
-    result = CliRunner().invoke(main, [*args, "--data-dir", str(empty)])
+    result = runner.invoke(main, [*args, "--data-dir", str(empty)])
     assert result.exit_code == 2 and f"no lcm-proxy store in {empty};" in result.stderr
     assert list(empty.iterdir()) == []
     afile = tmp_path / "file"
     afile.write_text("x")
-    result = CliRunner().invoke(main, [*args, "--data-dir", str(afile)])
+    result = runner.invoke(main, [*args, "--data-dir", str(afile)])
     assert result.exit_code == 2
     assert f"data dir {afile} is not a directory" in result.stderr
 
@@ -333,3 +335,14 @@ async def test_an_empty_search_or_explain_names_the_running_proxys_data_dir(
     own = await asyncio.to_thread(
         invoke, "memory", "search", "staging port", "--mode", "keyword", "--data-dir", served)
     assert own.exit_code == 0 and own.stdout == "no matches\n" and own.stderr == ""
+    # the newcomer's case: the default ./lcm-data was never created
+    absent = tmp_path / "lcm-data"
+    for args in (("memory", "search", "staging port"), ("memory", "explain"),
+                 ("memory", "inspect", "item:1"), ("memory", "status")):
+        refused = await asyncio.to_thread(invoke, *args, "--data-dir", str(absent))
+        assert refused.exit_code == 2, (args, refused.output)
+        assert refused.stderr == (
+            f"Error: no lcm-proxy store in {absent} (the directory does not exist);"
+            f" the lcm-proxy at http://127.0.0.1:{proxy.port} keeps its data in {served}:"
+            f" add --data-dir {served}\n"), args
+    assert not absent.exists()

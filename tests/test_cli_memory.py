@@ -390,3 +390,48 @@ async def test_inspect_names_the_speaker_of_an_item(make_proxy: Any) -> None:
     out = cli(proxy, "memory", "inspect", f"item:{item}")
     assert out.exit_code == 0, out.output
     assert "speaker:    maria" in out.output
+
+
+async def test_inspect_tells_a_resumed_history_from_a_second_telling(
+        make_proxy: Any) -> None:
+    """After a resume (the whole history re-sent under a new session), an item cites
+    the re-sent copy, on the new thread; ``inspect`` said nothing more, so it read as
+    told in the resumed conversation. It now shows the one conversation that told it,
+    the thread that sent it again (no new telling) and both sources; the same words
+    typed anew in a third conversation are a second telling."""
+    proxy = await make_proxy()  # with rule extraction, unlike this module's `proxy`
+    history: list[dict[str, Any]] = []
+    first = client(proxy, KEY_A, "coder", "sess-told")
+    try:
+        for text in ("I went hiking with Anna on Saturday.", "Let's rename the helper.",
+                     "Now split the module in two."):
+            history.append({"role": "user", "content": text})
+            history.append({"role": "assistant", "content": await chat(first, history)})
+    finally:
+        await first.close()
+    await proxy.settle()
+    resumed = client(proxy, KEY_A, "coder", "sess-resumed")
+    try:
+        await chat(resumed, [*history, {"role": "user", "content": "Where were we?"}])
+    finally:
+        await resumed.close()
+    await proxy.settle()
+    (item,) = sql_read(proxy.engine, lambda c: [r[0] for r in c.execute(
+        "SELECT id FROM memory_items WHERE text = 'I went hiking with Anna on Saturday.'")])
+    shown = as_json(cli(proxy, "memory", "inspect", f"item:{item}", "--json"))
+    told, again = shown["data"]["occasion_threads"], shown["data"]["resent_threads"]
+    sources = shown["data"]["sources"]
+    assert len(told) == 1 and len(again) == 1 and len(sources) == 2
+    out = cli(proxy, "memory", "inspect", f"item:{item}")
+    assert out.exit_code == 0, out.output
+    assert f"told in:    1 conversation: thread {told[0]} (" in out.output
+    assert f"sent again: thread {again[0]} (history re-sent" in out.output
+    assert f"sources:    msg:{sources[0]}, msg:{sources[1]}" in out.output
+    third = client(proxy, KEY_A, "coder", "sess-third")
+    try:
+        await chat(third, [{"role": "user", "content": "I went hiking with Anna on Saturday."}])
+    finally:
+        await third.close()
+    await proxy.settle()
+    out = cli(proxy, "memory", "inspect", f"item:{item}")
+    assert "told in:    2 conversations: thread " in out.output, out.output

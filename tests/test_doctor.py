@@ -531,7 +531,8 @@ async def test_doctor_prints_the_running_proxys_config_not_its_own(
     assert result.exit_code == 0, out
     assert f"config of the running proxy ({proxy.root}," in out
     assert f"proxy.upstream = {proxy.settings.proxy.upstream!r}" in out
-    assert "proxy.upstream = 'https://api.openai.com'" not in out
+    assert "proxy.upstream = 'https://api.openai.com'" not in \
+        out.split("config of the running proxy")[1]
     # its settings at their default are left out, as for doctor's own
     assert "proxy.allowed_hosts =" not in out and "context.model_windows =" not in out
     report = orjson.loads(as_json.stdout)
@@ -545,6 +546,35 @@ async def test_doctor_prints_the_running_proxys_config_not_its_own(
     assert "running proxy:   none" in alone.output
     assert "config of this doctor command" in alone.output
     assert "proxy.upstream = 'https://api.openai.com'" in alone.output
+
+
+async def test_doctor_names_a_setting_of_its_own_the_running_proxy_does_not_use(
+        proxy: RunningProxy, tmp_path: Path) -> None:
+    """Beside a running ``serve``, a setting that doctor's own environment or file sets
+    (``LCM_INJECTION__MATCH_ITEMS=3`` to try it) is not what the listed settings show:
+    a note names it with the proxy's value, so that nobody reads the old value as the
+    new one refused; a setting both hold alike, or at its default, is not named."""
+    import asyncio
+    from urllib.parse import urlsplit
+
+    data = Path(proxy.settings.storage.data_dir)
+    config = tmp_path / "doctor.toml"
+    port = urlsplit(proxy.root).port  # the proxy found on the port the file names
+    config.write_text(f'[proxy]\nport = {port}\nupstream = "{proxy.settings.proxy.upstream}"\n')
+    args = ["doctor", "--data-dir", str(data), "--config", str(config)]
+    result = await asyncio.to_thread(CliRunner().invoke, main, args,
+                                     env={"LCM_INJECTION__MATCH_ITEMS": "3"})
+    out = result.output
+    assert result.exit_code == 0, out
+    note = next((line for line in out.splitlines()
+                 if line.startswith("note: this command's file or environment")), out)
+    assert "injection.match_items = 3 (running: 8)" in note
+    assert "restart `serve`" in note
+    assert "proxy.upstream" not in note and "storage.data_dir" not in note
+    assert "injection.match_items" not in out.split("config of the running proxy")[1]
+    # the same settings as the proxy's: no note
+    same = await asyncio.to_thread(CliRunner().invoke, main, args)
+    assert "note: this command's file or environment" not in same.output
 
 
 async def test_the_config_endpoint_shows_no_credential_written_into_a_url(

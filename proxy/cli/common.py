@@ -128,14 +128,15 @@ def data_dir_settings(config: str | None, data_dir: str | None) -> Settings:
     return cli_settings(config, {"storage": {"data_dir": data_dir}})
 
 
-def refuse_missing_store(path: Path) -> None:
-    """Raise :class:`CliError` for a data dir ``path`` that holds no store."""
+def refuse_missing_store(path: Path, hint: str = "") -> None:
+    """Raise :class:`CliError` for a data dir ``path`` that holds no store; ``hint``
+    (:func:`elsewhere_hint`) names the data dir a running proxy keeps instead."""
     if path.exists() and not path.is_dir():
         raise CliError(f"data dir {path} is not a directory (it is a regular file)")
     raise CliError(
         f"no lcm-proxy store in {path}"
         + ("" if path.exists() else " (the directory does not exist)")
-        + "; check --data-dir, LCM_DATA_DIR or storage.data_dir")
+        + (f"; {hint}" if hint else "; check --data-dir, LCM_DATA_DIR or storage.data_dir"))
 
 
 def open_engine(config: str | None, data_dir: str | None, *,
@@ -153,7 +154,7 @@ def open_engine(config: str | None, data_dir: str | None, *,
     path = data_dir_path(settings)
     if not settings.storage.url and not has_store(path):  # a URL: the store is there
         if not create or (path.exists() and not path.is_dir()):
-            refuse_missing_store(path)
+            refuse_missing_store(path, "" if create else elsewhere_hint(settings))
         for problem in data_dir_problems(path):
             raise CliError(problem)
         click.echo(f"creating a new store in {path}", err=True)

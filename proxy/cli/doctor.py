@@ -92,6 +92,14 @@ def doctor(config: str | None, data_dir: str | None, all_settings: bool,
     report["running_config"] = (
         _running_config(running["url"], p.admin_token)
         if running and running["command"] == "serve" and running["status"] else None)
+    if report["running_config"] is not None:
+        unapplied = _not_in_force(report["config"], report["running_config"]["config"])
+        if unapplied:
+            notes.append(
+                "this command's file or environment sets what the running proxy does not"
+                " use (the settings below are the proxy's; restart `serve` with them to"
+                " apply): " + "; ".join(f"{name} = {own!r} (running: {theirs!r})"
+                                        for name, own, theirs in unapplied))
     report["notes"], report["warnings"], report["problems"] = notes, warnings, problems
     if as_json:
         echo_json(report)
@@ -99,6 +107,29 @@ def doctor(config: str | None, data_dir: str | None, all_settings: bool,
         _print_doctor(report, all_settings=all_settings)
     if problems:
         raise SystemExit(1)
+
+
+def _not_in_force(own: dict[str, Any], running: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    """``(section.key, this command's value, the running proxy's)`` for each setting
+    this command's file, environment or flags set off its default and the running
+    proxy holds otherwise: a value someone meant to try that ``serve`` never read.
+    ``storage.data_dir`` and ``proxy.port`` are left out: the proxy was found
+    through them (a directory may be spelled two ways; a port given as 0 is one
+    picked at start), and a taken port has a warning of its own."""
+    defaults = _defaults()
+    out: list[tuple[str, Any, Any]] = []
+    for section, values in own.items():
+        theirs = running.get(section)
+        if not isinstance(theirs, dict):
+            continue
+        for key, value in values.items():
+            name = f"{section}.{key}"
+            if name in ("storage.data_dir", "proxy.port") or key not in theirs:
+                continue
+            mine = _as_json(value)
+            if mine != defaults.get(name, _MISSING) and mine != _as_json(theirs[key]):
+                out.append((name, value, theirs[key]))
+    return out
 
 
 def _running_config(url: str, admin_token: str) -> dict[str, Any] | None:

@@ -160,6 +160,32 @@ def _candidate_statuses(engine: Any, info: dict[str, Any]) -> dict[int, str]:
     return out
 
 
+def _tellings(data: dict[str, Any], *, src_id: int | None) -> list[str]:
+    """``inspect`` lines for how often an item was told (``docs/scopes.md``, occasions):
+    each conversation that told it with its time (``data.occasions``,
+    ``data.occasion_threads``; only once a second conversation or a re-send is
+    involved), the threads that re-sent it as history (``data.resent_threads``: no
+    new telling), and every message that said it when there are several
+    (``data.sources``; ``source:`` shows only the newest, ``src_id``)."""
+    lines: list[str] = []
+    times = [t for t in data.get("occasions") or () if isinstance(t, (int, float))]
+    threads = list(data.get("occasion_threads") or ())
+    if times:
+        each = ", ".join(
+            (f"thread {threads[i]} " if i < len(threads) else "") + f"({fmt_ts(t)})"
+            for i, t in enumerate(times))
+        n = len(times)
+        lines.append(f"told in:    {n} conversation{'s' if n != 1 else ''}: {each}")
+    resent = [t for t in data.get("resent_threads") or () if isinstance(t, int)]
+    if resent:
+        lines.append("sent again: " + ", ".join(f"thread {t}" for t in resent)
+                     + " (history re-sent, as by a resume or fork: no new telling)")
+    sources = [m for m in data.get("sources") or () if isinstance(m, int)]
+    if len(sources) > 1 or (sources and sources[0] != src_id):
+        lines.append("sources:    " + ", ".join(f"msg:{m}" for m in sources))
+    return lines
+
+
 @click.command("inspect")
 @click.argument("ref")
 @config_option
@@ -223,6 +249,9 @@ def memory_inspect(ref: str, config: str | None, data_dir: str | None, tenant: s
                              ("superseded by", info["superseded_by_chain"])):
             for c in chain:
                 click.echo(f"{label + ':':<12}item:{c['id']} [{c['status']}] {c['text']}")
+        for line in _tellings(data if isinstance(data, dict) else {}, src_id=(
+                (info.get("source") or {}).get("id"))):
+            click.echo(line)
         src = info.get("source")
         if src:
             click.echo(f"source:     msg:{src['id']} ({src['msg_role']}, "
