@@ -428,6 +428,7 @@ _ZH_BEFORE_LATER = re.compile(r"(?:我们|我|你们|你|大家|咱们|团队|�
 吧, 今天以后), not "after" an event (上线以后)."""
 
 
+_INSTEAD_END = re.compile(r"\binstead\s*[.!]*$", re.I)
 _ZH_CONDITION_BEFORE = re.compile(
     r"(?:如果|假如|要是|若是|万一|一旦|只要|每当|当)[^，,。；;]{1,30}[，,]\s*"
     r"|[^，,。；;]{1,30}(?:的话|的时候|时)[，,]\s*")
@@ -1170,7 +1171,15 @@ class _Message:
                 verdict = Verdict(kind_before or "fact", key(c.core, lang) if i else None)
             if verdict is None and correction and i == 0 and key(c.core, lang) \
                     and not (lang == "en" and _CHAT_AFTER_LEAD.match(c.core)):
-                verdict = Verdict("fact", key(c.core, lang))  # "Sorry, I meant Eastern time."
+                # "Sorry, I meant Eastern time."; an order ending "instead" ("Use Redis
+                # instead.") stays an order: a constraint, one-off unless it says it
+                # stands (an order that edits a value, "Drop Redis from the stack", is
+                # read as the update it makes)
+                ordered = lang == "en" and _INSTEAD_END.search(c.core) is not None \
+                    and lx.EN_IMPERATIVE.match(c.core) is not None \
+                    and lx.EN_EDIT_ORDER.match(c.core) is None
+                verdict = Verdict("constraint" if ordered else "fact",
+                                  key(c.core, lang, action=ordered))
             if verdict is None or (verdict.kind == "preference" and lang == "en"
                                    and irony.ironic(sc[a:b])):
                 continue  # "Oh great, I just love it when the build breaks": no liking
