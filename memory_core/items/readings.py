@@ -296,8 +296,11 @@ def reports_number(text: str | None) -> bool:
     tests fail", "Coverage is down to 74% now"), a rating on a scale (:data:`SCALE`),
     how long a trip lasts
     (:data:`OCCASION_LENGTH`), a span counted back from now (:data:`ELAPSED`: "four
-    months ago"), unless a word says the number is set (a budget, a limit, a target)."""
+    months ago"), unless a word says the number is set (a budget, a limit, a target);
+    a value the user denies having said (:data:`UNSAID`) is never one set."""
     t = text or ""
+    if UNSAID.search(t) is not None:
+        return True  # "I never said the budget was $5k": denied, even a budget
     if SETTING.search(t) is not None:
         return False
     if (observes(t) or FEELING.search(t) is not None or CHANGE_SIZE.search(t) is not None
@@ -309,6 +312,15 @@ def reports_number(text: str | None) -> bool:
     if EQUIPMENT.search(t) is not None and PROVISIONED.search(t) is None:
         return True
     return relayed(t) or AGE.search(t) is not None or ELAPSED.search(t) is not None
+
+
+UNSAID = re.compile(
+    r"\b(?:i|we)\s+(?:never|didn['’]t|did\s+not|don['’]t\s+think\s+(?:i|we))\s+(?:ever\s+)?"
+    r"(?:said|say|told|tell|wrote|write|claimed|claim|promised|promise|agreed|agree)\b"
+    r"|我(?:从来)?(?:没|没有|从没|从未)(?:说过|说|讲过|答应过)"
+    r"|(?:とは|って)(?:言って|言い)(?:い)?ません", re.I)
+"""Words by which the user denies having said a value ("I never said the budget was $5k",
+"I didn't say 3 weeks", 我没说过预算是五千): the number is the one denied, not one set."""
 
 
 def observes(text: str | None) -> bool:
