@@ -179,14 +179,15 @@ def stands(item: Extracted, speaker: str = "user") -> bool:
 def _standing_pairs(expected: list[dict[str, Any]], predicted: list[Extracted]
                     ) -> list[tuple[int, int]]:
     """Labels and predictions of one message paired by subject, any kind (the same
-    kind first), greedily, each used once."""
+    kind first, then a labelled value matched), greedily, each used once."""
     scored = []
     for i, exp in enumerate(expected):
         for j, got in enumerate(predicted):
             sim = (subject_similarity(exp["subject"], got.subject or got.text)
                    if "subject" in exp else 1.0)
             if sim >= MATCH_THRESHOLD:
-                scored.append((sim + (1.0 if exp["kind"] == got.kind else 0.0), i, j))
+                scored.append((sim + (1.0 if exp["kind"] == got.kind else 0.0)
+                               + (0.5 if "value" in exp and _value_ok(exp, got) else 0.0), i, j))
     return _greedy(scored)
 
 

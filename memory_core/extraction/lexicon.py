@@ -769,19 +769,23 @@ EN_NO_BOUND = re.compile(r"^(?:(?:and|so|also|but|please)\s+)?no\s+(?:more|fewer
                          r"\s+than\b", re.I)
 """'No more than 3 retries', 'no later than 5 pm': a bound the rule sets, not a
 prohibition (:data:`EN_NO_NOUN` matches it as one)."""
+_PAST = (r"\s(?!(?:need|speed|feed|seed|embed|exceed|proceed|succeed|shed|wed)\b)"
+         r"(?:[a-z]{2,}ed|had|did|went|came|got|bought|sold|paid|spent|made|took|ran|sent"
+         r"|found|lost|won|ate|drank|slept|saw|heard|met|left|kept|brought|caught|gave|wrote"
+         r"|built|said|told)\b")
 EN_TEAM_NORM = Lead(en(
-    r"^(?:we|you)\s(?:(?:always|never|don't|do\snot"
-    r"|only(?!\s(?!(?:need|speed|feed|seed|embed|exceed|proceed|succeed|shed|wed)\b)"
-    r"(?:[a-z]{2,}ed|had|did|went|came|got|bought|sold|paid|spent|made|took|ran|sent|found"
-    r"|lost|won|ate|drank|slept|saw|heard|met|left|kept|brought|caught|gave|wrote|built)\b))\s"
+    r"^(?:we|you)\s(?:(?:always|don't|do\snot"
+    r"|only(?!\s(?:have|has|need|needs|want|wants|know|knows|get|gets)\b)(?!" + _PAST + r")"
+    r"|never(?!" + _PAST + r"))\s"
     r"|(?:(?:must|should|shall)\s(?:(?:also|definitely|really|still)\s)?(?:always|never|not)"
     r"|mustn't|shouldn't)\s(?!(?:have|has|had|be|been|being|need|forget)\b))"), "we you")
 """A team norm: "we always …", "you never …", "we must always …", "we shouldn't …".
 The modal forms need always/never/not ("we must ship by Friday" is not one) and a
 rule after them: "we shouldn't have deployed" is regret, "we must not have enough
 disk" a guess, "we should not be seeing 500s" an expectation, "we mustn't forget
-that X" a fact about X. "Only" before a past verb reports what happened ("we only
-bought 3 chairs"), not a norm."""
+that X" a fact about X. "Only" or "never" before a past verb reports what happened
+("we only bought 3 chairs", "we never agreed to a discount"), nor before a verb of having, needing or knowing ("we only have two
+days left": how much is left), not a norm."""
 EN_NEGATION = Cue(en(r"\b(?:never|don't|dont|do\snot|not|no|avoid|mustn't|shouldn't|can't|cannot"
                      r"|forbidden|prohibited|banned|stop|quit)\b"),
                   words="never don't dont not no avoid mustn't shouldn't can't cannot forbidden "

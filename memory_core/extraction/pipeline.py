@@ -428,6 +428,14 @@ _ZH_BEFORE_LATER = re.compile(r"(?:我们|我|你们|你|大家|咱们|团队|�
 吧, 今天以后), not "after" an event (上线以后)."""
 
 
+_INSTEAD_END = re.compile(r"\binstead\s*[.!]*$", re.I)
+_ZH_CONDITION_BEFORE = re.compile(
+    r"(?:如果|假如|要是|若是|万一|一旦|只要|每当|当)[^，,。；;]{1,30}[，,]\s*"
+    r"|[^，,。；;]{1,30}(?:的话|的时候|时)[，,]\s*")
+"""A condition and its comma before 以后 ("如果部署失败，以后一律先回滚"): 以后 leads the
+rule that holds when it recurs, not an update of what the condition names."""
+
+
 _CODE_BEFORE = re.compile(r"(\w+)\s*(?:(?:the|a|an)\s+)?$")
 _CODE_AFTER = re.compile(r"\s*(\w+)")
 _CJK_CODE_VERB_BEFORE = re.compile(r"(?:跑|运行|执行|使用|调用|用|敲|输入|実行して|使って)\s*$")
@@ -984,8 +992,12 @@ class _Message:
                 if cue.start() == body and _ZH_DATE_LEAD.match(cue.group()) \
                         and _has_content(sc[cue.end():b]):
                     return cue.end(), True  # "从明天起接口超时改为10秒": a date, no subject
-                if cue.start() == body:
-                    return body, True  # "以后…", "今後は…": a rule's lead, kept for its rules
+                if cue.start() == body or (
+                        lang == "zh" and re.fullmatch(lc.ZH_STANDING_LEAD, cue.group())
+                        and _ZH_CONDITION_BEFORE.fullmatch(sc, body, cue.start())):
+                    # "以后…", "今後は…", "如果部署失败，以后一律…": a rule's lead (after its
+                    # condition), kept for its rules; the condition is no subject
+                    return body, True
                 self.update_at, self.update_end = cue.start(), cue.end()
                 return body, True
             return body, correction
@@ -1159,7 +1171,15 @@ class _Message:
                 verdict = Verdict(kind_before or "fact", key(c.core, lang) if i else None)
             if verdict is None and correction and i == 0 and key(c.core, lang) \
                     and not (lang == "en" and _CHAT_AFTER_LEAD.match(c.core)):
-                verdict = Verdict("fact", key(c.core, lang))  # "Sorry, I meant Eastern time."
+                # "Sorry, I meant Eastern time."; an order ending "instead" ("Use Redis
+                # instead.") stays an order: a constraint, one-off unless it says it
+                # stands (an order that edits a value, "Drop Redis from the stack", is
+                # read as the update it makes)
+                ordered = lang == "en" and _INSTEAD_END.search(c.core) is not None \
+                    and lx.EN_IMPERATIVE.match(c.core) is not None \
+                    and lx.EN_EDIT_ORDER.match(c.core) is None
+                verdict = Verdict("constraint" if ordered else "fact",
+                                  key(c.core, lang, action=ordered))
             if verdict is None or (verdict.kind == "preference" and lang == "en"
                                    and irony.ironic(sc[a:b])):
                 continue  # "Oh great, I just love it when the build breaks": no liking

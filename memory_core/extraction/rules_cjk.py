@@ -234,6 +234,11 @@ def _zh_rule(c: Clause, core: str) -> tuple[int, bool, str | None] | None:
         after = cjk_key(core[m.end():], "zh", keep_last=False)
         return m.start(), neg, before or after
     modal = _ZH_MODAL_AFTER_CONDITION.match(core) if c.condition is not None else None
+    lead = _ZH_LEAD.match(core)
+    cond = _ZH_CONDITION_HEAD.match(core[lead.end():]) if lead and lead.end() else None
+    if modal is None and lead and cond is not None:
+        # "以后如果有作业迟交，就要扣分": a duty each time the situation recurs from now on
+        modal = _ZH_MODAL_AFTER_CONDITION.match(core, lead.end() + cond.end())
     if modal and _has_words(core[modal.end():]):
         # "提交前都要跑测试", "部署之前要先备份": what the situation requires each time
         return 0, False, cjk_key(core[modal.end():], "zh", keep_last=False)
@@ -462,7 +467,11 @@ def classify_ja(c: Clause) -> Verdict | None:
         neg = bool(lc.JA_CONSTRAINT_NEG.search(rule.group()))
         order_text = _unconditioned(core, "ja", c.condition is not None)
         if order_text is not core:  # "障害が起きたら…を書くこと": keyed by the order
-            subject = _ja_topic(order_text) or _ja_object(order_text) or subject
+            order_text = _ja_bare_order(order_text)
+            obj = _JA_DIRECT_OBJECT.search(order_text)
+            subject = (_ja_topic(order_text) or (cjk_key(obj.group("o"), "ja") if obj else None)
+                       or _ja_action(_JA_PLEASE_TAIL.sub("", order_text))
+                       or _ja_object(order_text) or subject)
         return Verdict("constraint", subject, neg)
     if dec:
         who = _JA_DECIDER.match(core, 0, dec.start())
@@ -510,6 +519,23 @@ _JA_ASKED_ORDER = re.compile(r"[てで](?:もらえ|いただけ|くれ)(?:ま�
 standing lead (今後は) an order, as "…してください" is."""
 
 
+_JA_ORDER_ADVERB = re.compile(r"^(?:(?:必ず|絶対に?|常に|いつも|毎回|まず|先に|最初に)[、,]?\s*)+")
+"""Adverbs that open an order ("必ず先にロールバックして"): how or when it is done, no key."""
+
+
+_JA_PLEASE_TAIL = re.compile(r"(?:ください|下さい)(?:ね|よ)?[。!！]?$")
+"""The "please" that ends an order (ロールバックしてください): no part of the action."""
+
+
+def _ja_bare_order(order: str) -> str:
+    """An order after its condition without a standing lead ("今後は") and the adverbs
+    that open it (:data:`_JA_ORDER_ADVERB`), where words remain; else ``order``."""
+    lead = lc.JA_STANDING_LEAD.match(order)
+    rest = order[lead.end():] if lead and lead.end() else order
+    rest = rest[m.end():] if (m := _JA_ORDER_ADVERB.match(rest)) else rest
+    return rest if _has_words(rest) else order
+
+
 def _ja_standing(rest: str, strong: bool, masked: bool = False) -> Verdict | None:
     """A clause after a standing lead (:data:`~lc.JA_STANDING_LEAD`, "これからは常に"):
     a rule when the rest is an order, a request or (``strong`` lead only) a plain
@@ -525,7 +551,7 @@ def _ja_standing(rest: str, strong: bool, masked: bool = False) -> Verdict | Non
         or asked
     if not ordered and not (strong and _JA_DOES.search(rest)):
         return None
-    rest = _unconditioned(rest, "ja", masked)  # "障害が起きたら、…を書くこと": not 障害
+    rest = _ja_bare_order(_unconditioned(rest, "ja", masked))  # "障害が起きたら、…": not 障害
     obj = _JA_DIRECT_OBJECT.search(rest)  # "…にバックアップを取ります": what is done
     subject = (_ja_topic(rest) or (cjk_key(obj.group("o"), "ja") if obj else None)
                or _ja_object(rest) or _ja_action(rest))

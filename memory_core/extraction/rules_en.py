@@ -667,12 +667,25 @@ def classify(c: Clause) -> Verdict | None:
         return Verdict("preference", en_key(core[imperative.start("verb"):], action=True))
     if lx.EN_REQUEST.match(core, first) or _FIRST_PERSON_SKIP.match(core, first):
         return None
+    if imperative and _CONVENTION.match(core, imperative.start("verb")):
+        # "Use metric units.": kept as an order that does not say it stands (the block
+        # leaves it out, standing.one_off) until the user says so ("…, remember that")
+        return Verdict("constraint", en_key(core[imperative.end("verb"):]))
     if imperative and _copula_free(c, core[imperative.end("verb"):]):
         return None
     fact = _fact(core, c, first)
     if fact is not None:
         return Verdict("fact", _with_port(fact.subject, c))
     return _fragment(core, c)
+
+
+_CONVENTION = re.compile(
+    r"use\s+(?![^.!?]*\b(?:a|an|the|this|that|these|those|it|them|one|some|here|there"
+    r"|instead|now|again|then|for|in|on|to|with)\b)[\w-]+(?:\s+[\w-]+){0,2}\s*[.!]*$",
+    re.I)
+"""A bare order to use a kind of thing, its noun without an article ("Use metric units",
+"Use British spelling", "Use tabs"): a convention the user may mean to keep, unlike an
+order on the material at hand ("Use a dict here", "Use the cache", "Use it")."""
 
 
 def _fragment(core: str, c: Clause) -> Verdict | None:

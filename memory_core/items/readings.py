@@ -166,6 +166,7 @@ READING = re.compile(
     r"|tonight|overnight|used\s+to\s+(?:be|take|cost|have|run)"
     r"|(?:i|we|you|they)(?:'ve|\s+have)\s+been\s+(?!(?:allowed|told|asked|given|using)\b)\w+ing)\b"
     r"|\btoo\s+(?:big|large|small|slow|long|short|high|low|much|many|few|heavy)\b"
+    r"|\b(?:left|remaining|to\s+go)(?=\s*(?:$|[.,;:!?)]))"
     r"|目前|眼下|迄今|截至|今早|今天早上|今晚|上个?月|上周|上星期|去年|昨天|前天|之前是|以前是|此前|峰值|报了|显示"
     r"|太(?:大|小|慢|长|短|高|低|多|少)了"
     r"|先月|先週|去年|昨年|昨日|今朝|前回|その前|これまで|今のところ|現時点|ピーク|平均"
@@ -178,7 +179,8 @@ dashboard shows …", "peaked", "Glucose this morning: 6.1", "this week", "it us
 20", "48 MB, which is too big" (a reading judged against a
 limit), 目前, 上个月, 峰值, 报了 N 个, 先月, その前, 今 (not 今後 nor 今は, an update),
 "… N 分後に失敗しました" (when a run failed), "I've been going to the gym three times a
-week" (an activity told as it goes on). A word of setting (:data:`SETTING`: a
+week" (an activity told as it goes on), what is left ("two days left", "3 seats
+remaining", "5 km to go": a count down that the next day changes). A word of setting (:data:`SETTING`: a
 budget, a limit, a target) still fixes the number ("last month we set the cap to 50")."""
 
 
@@ -294,8 +296,11 @@ def reports_number(text: str | None) -> bool:
     tests fail", "Coverage is down to 74% now"), a rating on a scale (:data:`SCALE`),
     how long a trip lasts
     (:data:`OCCASION_LENGTH`), a span counted back from now (:data:`ELAPSED`: "four
-    months ago"), unless a word says the number is set (a budget, a limit, a target)."""
+    months ago"), unless a word says the number is set (a budget, a limit, a target);
+    a value the user denies having said (:data:`UNSAID`) is never one set."""
     t = text or ""
+    if UNSAID.search(t) is not None:
+        return True  # "I never said the budget was $5k": denied, even a budget
     if SETTING.search(t) is not None:
         return False
     if (observes(t) or FEELING.search(t) is not None or CHANGE_SIZE.search(t) is not None
@@ -307,6 +312,15 @@ def reports_number(text: str | None) -> bool:
     if EQUIPMENT.search(t) is not None and PROVISIONED.search(t) is None:
         return True
     return relayed(t) or AGE.search(t) is not None or ELAPSED.search(t) is not None
+
+
+UNSAID = re.compile(
+    r"\b(?:i|we)\s+(?:never|didn['’]t|did\s+not|don['’]t\s+think\s+(?:i|we))\s+(?:ever\s+)?"
+    r"(?:said|say|told|tell|wrote|write|claimed|claim|promised|promise|agreed|agree)\b"
+    r"|我(?:从来)?(?:没|没有|从没|从未)(?:说过|说|讲过|答应过)"
+    r"|(?:とは|って)(?:言って|言い)(?:い)?ません", re.I)
+"""Words by which the user denies having said a value ("I never said the budget was $5k",
+"I didn't say 3 weeks", 我没说过预算是五千): the number is the one denied, not one set."""
 
 
 def observes(text: str | None) -> bool:

@@ -1,0 +1,54 @@
+"""Issue 24, standdev2's left-overs (eleventh pass). Sentences here are in no labelled
+split; each case fails before the change it tests, except the controls.
+
+- A sentence that names what came before the user's rule or settles it ("That's the
+  rule I'm following now.", "…, and that's final.") holds nothing itself: what it
+  points back at stands, as after "…, remember that." (promotion.kept_tail).
+- A value the user denies having said ("I never said the deadline was 3 weeks") is
+  not a number the user set: it does not stand, though "never" is in it; nor is "we
+  never" before a past verb ("We never agreed to a 20% discount") a team norm.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_core.evaluation.extraction import stands
+from memory_core.extraction import extract
+from tests.standing_helpers import assert_none_stands
+
+
+@pytest.mark.parametrize(("text", "kind", "key"), [
+    ("Walk 8,000 steps a day. That's the rule I'm following now.", "fact", "walk"),
+    ("No screens after 10pm, that's my rule.", "constraint", "screens"),
+    ("We're going with Hetzner, and that's final.", "decision", "hetzner"),
+    ("The retro is on Thursdays. This is non-negotiable.", "fact", "retro"),
+])
+def test_a_settling_sentence_holds_nothing_and_what_it_points_at_stands(
+        text: str, kind: str, key: str) -> None:
+    items = extract(text)
+    assert [(i.kind, i.subject) for i in items] == [(kind, key)], items
+    assert stands(items[0]), items
+
+
+@pytest.mark.parametrize("text", [
+    "That's the rule of thumb I use for estimates.",  # no pointer: nothing to promote
+    "Is that final?",
+])
+def test_controls_that_settle_nothing(text: str) -> None:
+    assert_none_stands(text)
+
+
+@pytest.mark.parametrize("text", [
+    "I never said the deadline was 3 weeks.",
+    "I didn't say the budget was $4,000.",
+    "We never agreed to a 20% discount.",
+])
+def test_a_value_the_user_denies_saying_does_not_stand(text: str) -> None:
+    assert_none_stands(text)
+
+
+def test_the_value_after_the_denial_stands() -> None:
+    items = extract("I never said the cap was 50 users. It's 80 users.")
+    standing = [i.value for i in items if stands(i)]
+    assert standing == [80.0], items
