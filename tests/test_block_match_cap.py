@@ -74,3 +74,68 @@ def test_the_strong_match_is_shown_and_the_common_word_matches_are_cut(
     # every weak match clears the relative floor: only the cap tells them apart
     engine.config = dataclasses.replace(engine.config, match_items=500)
     assert sorted(_matches(engine)) == sorted([ids[STRONG], *weak])
+
+
+def _question_log(engine: Engine, request_id: str = "q", log: bool = False
+                  ) -> dict[str, Any]:
+    scope = Scope(TENANT, ROLE, "question")
+    msgs = [{"role": "system", "content": "A chat."}, {"role": "user", "content": QUESTION}]
+    _, done = engine.capture_request(scope, request_id, msgs, {})
+    return engine.assemble(scope, done.result(), QUESTION, request_id, log=log).log
+
+
+def test_the_matches_past_the_cap_are_omitted_rows_of_the_explain_log(
+        engine: Engine) -> None:
+    """Every item matches; the cap shows 8 and the explain log names the others as
+    omitted, with the cap, their rank and their score, next best first."""
+    ids = _replay(engine)
+    matching = {ids[t] for t in [STRONG, *WEAK]}
+    log = _question_log(engine)
+    shown = [int(e["ref"][5:]) for e in log["included"] if e["ref"].startswith("item:")]
+    cut = [e for e in log["omitted"] if e["reason"].startswith("past match_items")]
+    assert len(shown) == 8
+    assert {int(e["ref"][5:]) for e in cut} == matching - set(shown)
+    assert len(cut) == len(matching) - 8 == 5
+    assert [e["reason"] for e in cut] == [f"past match_items (8): rank {n}"
+                                          for n in range(9, 14)]
+    scores = [float(re.fullmatch(r"matches this turn \(score ([\d.]+)\)",
+                                 e["would_have_been"])[1]) for e in cut]  # type: ignore[index]
+    assert scores == sorted(scores, reverse=True) and scores[0] > 0
+    assert all(e["tokens"] == 0 and e["section"] == "items" for e in cut)
+    # a cap large enough for all: none cut
+    engine.config = dataclasses.replace(engine.config, match_items=500)
+    assert not [e for e in _question_log(engine, "q2")["omitted"]
+                if e["reason"].startswith("past")]
+
+
+def test_memory_explain_prints_the_cut_matches_and_the_guidelines_once(
+        engine: Engine, tmp_path: Any) -> None:
+    from click.testing import CliRunner
+
+    from proxy.cli import main
+
+    ids = _replay(engine)
+    _question_log(engine, log=True)
+    engine.flush()
+    out = CliRunner().invoke(main, ["memory", "explain", "--data-dir", str(tmp_path / "d"),
+                                    "--tenant", TENANT])
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    cut = [ln for ln in lines if ln.startswith("omitted:") and "past match_items (8)" in ln]
+    assert len(cut) == 5 and "rank 9" in cut[0] and "(matches this turn (score" in cut[0]
+    assert {int(ln.split()[1][5:]) for ln in cut} <= set(ids.values())
+    guidelines = [ln for ln in lines if ln.startswith("included:") and " guidelines " in ln]
+    assert len(guidelines) == 1, out.output
+
+
+def test_the_guideline_lines_are_one_row_of_the_explain_log(engine: Engine) -> None:
+    """The bootstrap block's guideline lines (marker, role, tools) share one ref: one
+    included row, their tokens summed."""
+    _replay(engine)
+    log = _question_log(engine)
+    rows = [e for e in log["included"] if e["ref"] == "guidelines"]
+    assert len(rows) == 1 and rows[0]["section"] == "guidelines"
+    assert log["sections"][0]["lines"] >= 2  # the marker and the role line at least
+    assert log["sections"][0]["tokens"] == rows[0]["tokens"]
+    refs = [e["ref"] for e in log["included"]]
+    assert len(refs) == len(set(refs))

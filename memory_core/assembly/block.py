@@ -506,6 +506,9 @@ _NEAR_DUPLICATE = 0.75
 overlap this much (Jaccard) — and they share kind, speaker and condition."""
 _COLLAPSE_SCAN = 400
 """Candidates looked at for near-duplicates (best first): bounds the cost per turn."""
+CUT_LOGGED = 20
+"""At most this many matches cut by the cap (``match_items``) are named in one explain
+log: the next best after the last shown."""
 
 
 def skeleton(text: str) -> frozenset[str]:
@@ -519,11 +522,14 @@ def skeleton(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
-def _collapse(cands: list[tuple[Item, float, str]], limit: int
+def _collapse(cands: list[tuple[Item, float, str]], limit: int,
+              cut: list[tuple[Item, float, str]] | None = None
               ) -> tuple[list[tuple[Item, float, str]], dict[int, list[Item]]]:
     """Keep the first of each group of near-duplicate candidates (``cands`` best
     first); return the kept ones and ``{kept id: [collapsed rows]}``. At most
     ``limit`` are kept; the scan stops at :data:`_COLLAPSE_SCAN` candidates.
+    ``cut`` receives the first :data:`CUT_LOGGED` candidates past ``limit`` that are
+    near-duplicates of none kept (best first), for the explain log.
 
     A skeleton is compared as a bit mask (:func:`_collapse_key`): the size of the
     overlap is one ``&`` and a bit count, the union's size follows from it."""
@@ -549,6 +555,8 @@ def _collapse(cands: list[tuple[Item, float, str]], limit: int
                 kept.append(cand)
                 same_key.append((mask, n, r["id"]))
                 similar[r["id"]] = []
+            elif cut is not None and len(cut) < CUT_LOGGED:
+                cut.append(cand)
     return kept, similar
 
 
@@ -956,7 +964,7 @@ def _choose_items(
     ix: IndexView, tx: Tx, capture: CaptureResult, newest_ids: set[int],
     view: set[int], q_terms: set[str], newest_text: str, scope: Scope, cfg: MemoryConfig,
     search: Searcher | None, indexed_items: int | None = None,
-    trace: dict[str, Any] | None = None,
+    trace: dict[str, Any] | None = None, cut: list[tuple[Item, float, str]] | None = None,
 ) -> tuple[list[tuple[Item, float, str]], list[Item], Callable[[Any], Item | None],
            dict[int, list[Item]]]:
     """The items for the block: ``(chosen, hidden, item_row, similar)``.
@@ -980,7 +988,9 @@ def _choose_items(
     index and the postings of this turn's keywords: no Python work per item.
     ``trace`` (diagnostics, e.g. ``docs/evaluation/locomo_block.py --why``): a dict
     that receives the candidate mask, ``rel`` (per slot), the match floor, the
-    pinned slots and the matches before the collapse.
+    pinned slots and the matches before the collapse. ``cut``: a list that receives
+    the next best matches past the cap (:func:`_collapse`), ``(row, priority,
+    reason)`` as in ``chosen``.
     """
     n = ix.n
     ok = ix.live & ~ix.question
@@ -1085,7 +1095,7 @@ def _choose_items(
     # the evidence; their rank does).
     standing_rows = standing_rows[: cfg.max_items]
     room = max(0, min(cfg.max_items - len(standing_rows), cfg.match_items))
-    matching, similar = _collapse(matching, room)
+    matching, similar = _collapse(matching, room, cut)
     similar.update((k, v) for k, v in similar_st.items() if v)
     chosen = standing_rows + matching[:room]
     hidden_slots = np.flatnonzero(hidden_mask)
@@ -1205,9 +1215,12 @@ def assemble(
     view = in_view_ids if in_view_ids is not None else request_ids
     if not cfg.in_view_tokens:
         view = set()
+    # Matches past the cap: named in the explain log (built after the send).
+    cut: list[tuple[Item, float, str]] = []
     chosen, hidden, item_row, similar = _choose_items(
         item_index, tx, capture, newest_ids, view, q_terms, newest_text, scope, cfg, search,
-        indexed_items)
+        indexed_items, cut=cut)
+    n_standing = sum(1 for _, _, why in chosen if why.startswith("standing"))
     linked_ids = {r["supersedes"] for r, _, _ in chosen if r["supersedes"]}
     linked_ids |= {r["conflict_with"] for r, _, _ in chosen if r["conflict_with"]}
     # a correction that named an attribute's head two or more items qualify, still
@@ -1383,12 +1396,28 @@ def assemble(
     def not_repeated() -> list[dict[str, Any]]:
         # Built with the log (after the send): the rows are the item cache's, not
         # changed in place (a changed item is a new row), so the same rows as now.
-        return in_view.not_repeated_log([r for r in hidden if r["id"] not in shown],
-                                        lambda row: _prepared(row)[1], query_terms,
-                                        lambda row: _prepared(row)[2])
+        return _cut_log(cut, n_standing, cfg) + in_view.not_repeated_log(
+            [r for r in hidden if r["id"] not in shown], lambda row: _prepared(row)[1],
+            query_terms, lambda row: _prepared(row)[2])
 
     return _fit(lines, trigger, budget, scope, capture, not_repeated,
                 empty_prefs=not evidence_fill)
+
+
+def _cut_log(cut: Sequence[tuple[Item, float, str]], n_standing: int, cfg: MemoryConfig
+             ) -> list[dict[str, Any]]:
+    """Explain-log rows (``omitted``) for matches past the cap (``cut``, best first,
+    from :func:`_collapse`): ``reason`` names the cap and the match's rank among the
+    matches (``past match_items (8): rank 9``), ``would_have_been`` its score.
+    ``tokens`` is 0: the line was never rendered."""
+    room = max(0, min(cfg.max_items - n_standing, cfg.match_items))
+    cap = (f"past match_items ({cfg.match_items})" if room == cfg.match_items else
+           f"past max_items ({cfg.max_items}, {n_standing} standing)")
+    return [{"ref": f"item:{r['id']}",
+             "section": "prefs" if r["kind"] == "preference" and r["evidence"] == "user"
+             else "items",
+             "tokens": 0, "reason": f"{cap}: rank {room + i + 1}", "would_have_been": why}
+            for i, (r, _, why) in enumerate(cut)]
 
 
 _SECTION_HEADERS = {
@@ -1567,15 +1596,27 @@ def _fit(lines: list[_Line], trigger: str, budget: int, scope: Scope,
             "thread_id": thread_id,
             "role": role,
             "sections": sections,
-            "included": [{"ref": ln.ref, "section": ln.section, "tokens": ln.tokens,
-                          "reason": ln.reason}
-                         for ln in sorted(included, key=lambda x: -x.priority)],
+            "included": _included_rows(included),
             "truncated": truncated_rows(),
             "omitted": omitted_rows(),
         }
 
     n_items = sum(1 for ln in included if ln.section == "items")
     return Assembly(block, trigger, used_tokens, budget, source, log, n_items)
+
+
+def _included_rows(included: Sequence[_Line]) -> list[dict[str, Any]]:
+    """Explain-log rows of the included lines, most important first: one row per ref
+    (the guideline lines share the ref ``guidelines``), its ``tokens`` summed."""
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for ln in sorted(included, key=lambda x: -x.priority):
+        row = rows.get((ln.ref, ln.section))
+        if row is None:
+            rows[ln.ref, ln.section] = {"ref": ln.ref, "section": ln.section,
+                                        "tokens": ln.tokens, "reason": ln.reason}
+        else:
+            row["tokens"] += ln.tokens
+    return list(rows.values())
 
 
 def _render(included: list[_Line], trigger: str, empty_prefs: bool = True

@@ -7,7 +7,8 @@ or as what decides the kind, hid the statement: "lol I'm 35." keyed "lol i'm", �
 护士 keyed 哈哈我, そういえば私は看護師です keyed そういえば私, and "Today I want you to
 always answer in French." was a fact about "today". :func:`lead` finds such a lead at
 the start of a sentence body so that the pipeline skips it as it skips a filler (the
-item still quotes the whole sentence):
+item still quotes the whole sentence, but for a greeting or an empty opener:
+:func:`opener_end`):
 
 * a laugh or an interjection (lol, haha, hmm, ok so; 哈哈, 话说, 说真的; 笑, えっと,
   そういえば). A laugh alone takes nothing back (``joke``: "lol I'm the king of France"
@@ -66,6 +67,33 @@ _JA_LAUGH: Final = re.compile(r"^(?:(?:そういえば|そう言えば|えーっ
                               r"(?![ぁ-ん])[\s、,。!！]*|(?:笑|[wｗ]{2,}|草)[\s、,。!！]+)")
 """そういえば、えっと, まあ; a laugh (笑, ww, 草) only set off by a space or a mark: 笑顔
 and 草刈り are words."""
+
+
+_EN_OPENER: Final = re.compile(
+    r"^(?:(?:hi|hello|hey|hiya|howdy|good\s+(?:morning|afternoon|evening)|morning)"
+    r"(?:\s+(?:there|all|everyone|team|folks|guys|y'all|(?-i:[A-Z][\w'-]*)))?"
+    r"\s*[,!.;:-]+\s*"
+    r"|ok(?:ay)?[\s,]+so\b[\s,]*|(?:ok(?:ay)?|alright|all\s+right|um+|uh+|hmm+)\b[\s,!.:;-]*"
+    r"|(?:so|well)\s*,\s*)+", re.I)
+"""Greetings (with whom they hail: "Hey there,", "Hi Anna,") and the openers that say
+nothing ("OK so", "Well,") at the start of a sentence."""
+ZH_GREETING: Final = (r"(?:嗨|你好|您好|哈喽|哈啰|大家好|早上好|上午好|中午好|下午好|晚上好|早安)"
+                      r"[\s,，!！~～、]+")
+"""A Chinese greeting set off by a mark (你好像… is no greeting)."""
+JA_GREETING: Final = (r"(?:こんにちは|こんにちわ|こんばんは|おはようございます|おはよう|どうも"
+                      r"|やあ|もしもし|はじめまして)[\s、,!！~～]+")
+"""A Japanese greeting set off by a mark."""
+_ZH_OPENER: Final = re.compile(r"^(?:" + ZH_GREETING + r"|(?:嗯|哦|好的|好了|好啦|行了)[\s,，!！~～、]+)+")
+_JA_OPENER: Final = re.compile(r"^(?:" + JA_GREETING + r"|(?:えっと|ええと|あの)[\s、,!！]+)+")
+
+
+def opener_end(text: str, lang: str) -> int:
+    """Where the greetings and empty openers at the start of ``text`` (a sentence,
+    width-folded) end: ``"Hi, I use metric units."`` → 4, 嗨，… → 2; 0 for none, and
+    for a sentence they make up whole. An item's text leaves them out."""
+    pattern = {"en": _EN_OPENER, "zh": _ZH_OPENER, "ja": _JA_OPENER}.get(lang)
+    m = pattern.match(text) if pattern is not None else None
+    return m.end() if m and m.end() < len(text.rstrip()) else 0
 
 
 class LeadEnd(NamedTuple):

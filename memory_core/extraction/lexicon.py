@@ -583,7 +583,7 @@ EN_FILLER = Lead(en(
     r"|well(?:\s*[,!.:;-]\s*|\s+(?=(?:i|i'm|i've|i'd|we|we're|we've|you|it|it's|that|this|so"
     r"|then|my|our|actually|anyway|yes|no)\b))"
     r"|(?:hi|hello|hey|hiya|howdy|good\s(?:morning|afternoon|evening))(?:\s(?:there|all"
-    r"|everyone|team|folks|guys))?\s*[,!.]\s*)+"
+    r"|everyone|team|folks|guys|(?-i:[A-Z][\w'-]*)))?\s*[,!.]\s*)+"
 ), "hi hello hey hiya howdy good "
    "also and but so ok okay oh uh omg btw by fyi ps please note remember keep just for as like "
    "sorry hmm um well anyway alright then plus one honestly frankly personally tbh fwiw imo in "

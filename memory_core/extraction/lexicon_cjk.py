@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from memory_core.extraction import leads
 from memory_core.extraction.cue import Cue, alt, cjk_cue
 
 # --- Chinese (simplified; traditional is folded before matching) ---------------------
@@ -23,7 +24,7 @@ ZH_CORRECTION = re.compile(
 ZH_FILLER = re.compile(r"^(?:" + alt("另外|还有|顺便说一下|顺便|对了|记住|请记住|注意|提醒一下"
                                      "|补充一下|补充|然后|所以|那个|嗯|哦|好的|好了|好啦|行了|好|总之|此外"
                                      "|不好意思|打扰一下")
-                       + r")[\s,，:：、]*")
+                       + r")[\s,，:：、]*|^" + leads.ZH_GREETING)
 ZH_SMALL_TALK = re.compile(
     r"^(?:(?:" + alt("好的|好了|好啦|好|嗯|嗯嗯|谢谢|谢谢你|谢谢啦|多谢|感谢|收到|没问题|可以|行|哈哈|哈哈哈"
                      "|好吧|明白|明白了|知道了|懂了|你好|您好|早上好|晚上好|早|辛苦了|不客气"
@@ -302,7 +303,8 @@ JA_FILLER = re.compile(r"^(?:" + alt("ちなみに|なお|あと|また|それ�
                                      "|すいません|念のため|覚えておいてほしいのですが|ところで"
                                      "|ついでに|それから|さて|すみませんが|すいませんが|お手数ですが"
                                      "|お手数をおかけしますが|恐れ入りますが|申し訳ありませんが"
-                                     "|申し訳ないですが|悪いけど|悪いんですが") + r")[\s、,:]*")
+                                     "|申し訳ないですが|悪いけど|悪いんですが") + r")[\s、,:]*|^"
+                       + leads.JA_GREETING)
 JA_SMALL_TALK = re.compile(
     r"^(?:(?:" + alt("ありがとう|ありがとうございます|ありがとうございました|いつもありがとう"
                      "|いつもありがとうございます|本当にありがとうございます|本当にありがとう"

@@ -774,6 +774,21 @@ class _Message:
                 self.out[i] = replace(item, text=self.text[start:at + len(item.text)].strip())
 
     def _read(self, sc: str, a: int, b: int, lang: str, labelled: bool) -> None:
+        """Read one sentence ``sc[a:b]`` (:meth:`_read_body`); the items it gives
+        quote it without its greeting or empty opener ("Hi,", "OK so", 嗨，,
+        こんにちは、: :func:`leads.opener_end`), which is nobody's memory."""
+        found = len(self.out)
+        self._read_body(sc, a, b, lang, labelled)
+        cut = leads.opener_end(sc[a:b], lang) if len(self.out) > found else 0
+        if cut:
+            head = self.text[a:a + cut].strip()
+            for i in range(found, len(self.out)):
+                item = self.out[i]
+                rest = item.text[len(head):].lstrip()
+                if item.text.startswith(head) and rest:
+                    self.out[i] = replace(item, text=rest)
+
+    def _read_body(self, sc: str, a: int, b: int, lang: str, labelled: bool) -> None:
         rules = _LANGS[lang]
         body, correction, forced = self._prefixes(sc, a, b, rules, labelled, lang)
         self.label = self.update_at = self.update_end = self.swap = None
