@@ -135,6 +135,37 @@ _CJK_SMALL_TALK_MAX = 24
 _EN_SPLIT = re.compile(
     r",?\s+(?:and|but|so|whereas|while)\s+(?=(?:the|their|our|my|his|her|its|we|i|they|you|it"
     r"|this|that|don't|do\snot|never|always|please|no)\b)|,\s*so\s+", re.I)
+_EN_ADVERB_PREDICATE = re.compile(r"(?:always|never)\s+(?!(?:use|be|do)\b)[a-z]", re.I)
+"""A verb phrase after the joint that opens on "always"/"never" with no subject of its own."""
+_EN_OTHER_SUBJECT = re.compile(
+    r"\W*(?:(?:yeah|yes|yep|oh|wow|aw+|well|and|so|but|honestly|totally|plus|also)\W+)*"
+    r"(?!(?:i|we|i['’]m|we['’]re|let['’]s|please|don['’]t|do|never|always|just"
+    r"|if|when|whenever|before|after|once|while)\b)"
+    r"(?:(?:they|he|she|it|these|those|you|(?:the|my|our|his|her|their|your|its)\s+[\w'-]+"
+    r"|(?:[a-z]+\s+)?[a-z]+s)\s+(?:[a-z]+\s+){0,2}?)"
+    r"(?:are|is|were|was|make|makes|made|bring|brings|keep|keeps|give|gives|represent"
+    r"|represents|mean|means|help|helps|feel|feels|look|looks|have|has|love|loves|never|always)"
+    r"\b", re.I)
+"""A clause that opens on someone or something other than the speaker and states what
+they are or do ("My cousins are a blessing …", "Dogs make us calmer …", "You never back
+down …"): an "and always …" after it goes on describing that subject."""
+_EN_MODAL = re.compile(r"\b(?:should|must|need\s+to|have\s+to|has\s+to|will|can|could|would)\b"
+                       r"|['’](?:ll|d)\b", re.I)
+
+
+def _describes_subject(scan: str, a: int, joint: int, body: int) -> bool:
+    """Whether the "and always …"/"and never …" at ``scan[joint:body]`` continues a
+    description of the clause's own subject (:data:`_EN_OTHER_SUBJECT`), not a second
+    order: "My cousins are a blessing and always check on me" says what they do; "Use
+    tabs and always run the linter", "You should use tabs and never …" (a modal) stay
+    two orders, a speaker's own clause ("We use Go and never use panics") keeps its
+    split, and so does a consequence ("The API is flaky, so always retry twice")."""
+    return (_AND_JOINT.fullmatch(scan, joint, body) is not None
+            and _EN_ADVERB_PREDICATE.match(scan, body) is not None
+            and _EN_OTHER_SUBJECT.match(scan, a, joint) is not None
+            and _EN_MODAL.search(scan, a, joint) is None)
+
+
 _EN_MY_SPLICE = re.compile(r",\s*(?=my\s+(?:[\w/'-]+\s+){0,2}?(?:is|are)\b)", re.I)
 """A comma before another attribute of the speaker and its copula ("I'm Sam, my
 pronouns are she/her"): a second statement, which revises its own attribute; not
@@ -358,7 +389,9 @@ def _clause_spans(scan: str, a: int, b: int, lang: str, quantities: list[Quantit
         for pattern, trigger in ((_EN_SPLIT, _EN_SPLIT_WORDS), (_EN_RULE_JOINT, _EN_RULE_WORDS),
                                  (_EN_SHARED_SUBJECT, _AND)):
             if not trigger.isdisjoint(toks):
-                joints += [(m.start(), m.end()) for m in pattern.finditer(scan, a, b)]
+                joints += [(m.start(), m.end()) for m in pattern.finditer(scan, a, b)
+                           if pattern is not _EN_SPLIT
+                           or not _describes_subject(scan, a, m.start(), m.end())]
         if not _MY.isdisjoint(toks) and not _EN_SUBORDINATE.match(scan, a, b):
             joints += [(m.start(), m.end()) for m in _EN_MY_SPLICE.finditer(scan, a, b)]
         if not _COORDINATORS.isdisjoint(toks):

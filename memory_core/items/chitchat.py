@@ -28,6 +28,18 @@ Pure, no I/O.
   past doing where the number names a kind of thing ("I ran a 10K for the food
   bank"): no number the speaker set
   (:func:`counted_description`).
+- A **present activity** is what the speaker is doing now ("I'm currently knitting a
+  scarf", "I'm off to the pool", "Now, I'm planning a picnic"): a "now" or
+  "currently" makes it read as a correction of an earlier item, but it holds only
+  until the activity ends; a circumstance said the same way ("I'm now living in
+  Lisbon", "We're currently using Postgres 16", "I'm working at a bakery") and any
+  number stand as before (:func:`present_activity`).
+- An **attributive favourite** names a favourite inside a statement about something
+  else ("I copied a few of my favourite lines into a notebook", "The shelf is full of my
+  favourite comics", "My favourite was when we won"): the liking is no statement of
+  its own; "X is my favourite", "My favourite band is …", "my favourite, Dune" state
+  it, and one that says it stands ("from now on I'll note my favourite …") stands
+  (:func:`attributive_favourite`).
 """
 
 from __future__ import annotations
@@ -146,7 +158,60 @@ def counted_description(row: Any) -> bool:
             and readings.USER_CHANGE.search(text) is None)
 
 
+PRESENT_ACTIVITY = re.compile(
+    r"^\W*(?:(?:oh|wow|yeah|yes|yep|no|nope|ok|okay|so|and|but|well|actually|honestly|now"
+    r"|right\s+now|currently|at\s+the\s+moment)\W+)*"
+    r"(?:i|we)(?:['\u2019]m|['\u2019]re|\s+am|\s+are)\s+"
+    r"(?:(?:currently|now|just|still|also|really|actually|busy|right\s+now)\s+)*"
+    r"(?:off\s+to\b|(?!(?:living|using|running|staying|studying|renting|teaching|training"
+    r"|dating|expecting|going|moving|keeping|sticking|switching|working\s+(?:at|for|as|in|from"
+    r"|with)|based|employed|married|engaged)\b)[a-z]{2,}ing\b)", re.I)
+"""The speaker's activity (module doc): "I'm (currently) <doing>", "I'm off to …"; not a
+circumstance ("living", "using", "working at", "studying", "going", "moving") nor a
+choice said in the progressive ("we're keeping the old tub", "sticking with", "switching")."""
+_NOW = re.compile(r"\b(?:currently|now|right\s+now|at\s+the\s+moment|off\s+to)\b", re.I)
+"""A word that places the activity in the present: without one, "we're painting the
+fence" may tell a plan or a choice."""
+
+
+def present_activity(row: Any) -> bool:
+    """Whether a fact with no number tells what the speaker is doing now
+    (:data:`PRESENT_ACTIVITY` with a word of now, :data:`_NOW`), not a lasting trait of
+    theirs (:func:`memory_core.items.standing.lasting`)."""
+    text = row["text"] or ""
+    return (row["kind"] == "fact" and row["value"] is None and not standing.lasting(row)
+            and PRESENT_ACTIVITY.search(text) is not None and _NOW.search(text) is not None)
+
+
+_FAVOURITE = re.compile(r"\b(?:my|our)\s+(?:all[-\s]time\s+|very\s+)?favou?rites?\b", re.I)
+_LIKING = re.compile(r"\b(?:love[sd]?|loving|like[sd]?|enjoy(?:s|ed)?|adore[sd]?|prefer(?:s|red)?"
+                     r"|fans?|hate[sd]?|dislike[sd]?|fond|keen|go-to|rather|can['\u2019]?t\s+stand"
+                     r"|(?:i['\u2019]m|we['\u2019]re|really)\s+into)\b", re.I)
+_FAVOURITE_STATED = re.compile(
+    r"(?:\b(?:is|are|was|were)|['\u2019](?:s|re))\s+(?:(?:one\s+of|also|definitely|still|always"
+    r"|really|probably|easily|by\s+far)\s+)*(?:my|our)\s+(?:all[-\s]time\s+|very\s+)?favou?rite"
+    r"|\b(?:my|our)\s+(?:all[-\s]time\s+|very\s+)?favou?rites?(?:\s+[\w'-]+){0,4}?\s+"
+    r"(?:(?:is|are|'s|has\s+to\s+be|would\s+be)\b|(?:was|were)\b(?!\s+when\b))"
+    r"|\bfavou?rites?\s*[,:\u2013\u2014-]+\s*(?:the\s+)?(?-i:[A-Z\"])", re.I)
+"""A favourite stated as such: "X is my favourite", "one of my favourite cities" after a
+copula, "My favourite book is …", "my favourite, Dune" (but "My favourite was when …"
+tells an event)."""
+
+
+def attributive_favourite(row: Any) -> bool:
+    """Whether a preference's only word of liking is "my favourite" inside a statement
+    about something else (module doc): no verb of liking (:data:`_LIKING`), no
+    favourite stated as such (:data:`_FAVOURITE_STATED`), no word by which it stands
+    (:func:`memory_core.items.standing.is_standing_rule`)."""
+    if row["kind"] != "preference":
+        return False
+    text = row["text"] or ""
+    return (_FAVOURITE.search(text) is not None and _LIKING.search(text) is None
+            and _FAVOURITE_STATED.search(text) is None and not standing.is_standing_rule(text))
+
+
 def chitchat(row: Any) -> bool:
     """Whether an item is chit-chat that does not stand (module doc)."""
     return (empty_hortative(row) or past_choice(row) or guessing_must(row)
-            or pointed_liking(row) or counted_description(row))
+            or pointed_liking(row) or counted_description(row) or present_activity(row)
+            or attributive_favourite(row))
