@@ -331,9 +331,11 @@ _NOW_LEAD = re.compile(r"(?:now|these\s+days|nowadays)\b[\s,]*", re.I)
 _OWNED_ATTRIBUTE = re.compile(r"\s*(?:my|our|your|their|his|her|its|the)\s", re.I)
 """A phrase that opens on an owner or "the": it names an attribute ("My shell …")."""
 _NOW_OPENING = re.compile(
-    r"(?:now|these\s+days|nowadays|currently|at\s+(?:the\s+moment|present))\b[\s,]*", re.I)
-"""An update cue of time that opens a sentence ("Now my shell is zsh", "These days …"):
-it says when, not what; the clause is keyed as without it."""
+    r"(?:now|these\s+days|nowadays|currently|at\s+(?:the\s+moment|present)"
+    r"|(?:as\s+of|effective(?:\s+with)?)\s+(?:release|version|v)\s*\d[\w.]*(?=\s*,))\b[\s,]*",
+    re.I)
+"""An update cue of time that opens a sentence ("Now my shell is zsh", "These days …",
+"As of release 3.2, …"): it says when, not what; the clause is keyed as without it."""
 
 
 def _is_order(clause: str) -> bool:
@@ -958,6 +960,9 @@ class _Message:
                 self.revise_upto = body + since.end()
                 return body, correction
             cue = lx.EN_UPDATE.search(sc[body:b], toks) or lx.EN_UPDATE_NEW.search(sc[body:b], toks)
+            if cue is not None and cue.groupdict().get("named") \
+                    and replacement.actor(sc[body:b]) == "other":
+                return body, correction  # "My sister has a new dentist, Dr. Osei": hers
             order = lx.EN_IMPERATIVE.match(sc[body:b].replace(",", " ", 1)) \
                 if cue is not None and cue.start() == 0 and cue.group(0).lower() == "now" \
                 else None
@@ -977,6 +982,10 @@ class _Message:
                 cue = update.search(sc, cue.end(), b)  # "上线以后": after an event
             if cue is not None and cue.start() > body and sc[cue.start() - 1] in "不没别未":
                 return body, correction  # "决定不迁移到AWS", "我们不换成Kafka": nothing changed
+            if cue is not None and lang == "zh" and lc.ZH_MOVED.match(sc, cue.start()) and (
+                    lc.ZH_REPLACE_BLOCK.search(sc, body, cue.start())
+                    or lc.ZH_WISH.search(sc, body, cue.start())):
+                return body, correction  # "我打算明年搬到成都了", "我不想搬到成都了": not done
             if cue is not None and lc.CJK_RISE.match(cue.group()) \
                     and lc.CJK_PASSING.search(sc, body, b):
                 return body, correction  # "压测的时候CPU涨到了95%": one moment's reading
@@ -1061,8 +1070,8 @@ class _Message:
             # what moved is the subject
             cue = lx.EN_UPDATE.pattern.match(c.scan, at, c.end) \
                 or lx.EN_UPDATE_NEW.pattern.match(c.scan, at, c.end)
-            what = cue.groupdict().get("what") or cue.groupdict().get("role") \
-                if cue is not None else None
+            found = cue.groupdict() if cue is not None else {}
+            what = found.get("what") or found.get("role") or found.get("named")
             if what:
                 return key(what, lang) or subject
         before = key(phrase, lang)
