@@ -118,3 +118,39 @@ def test_look_alikes_revise_nothing(tmp_path: Path, embedder: Any,
                                     messages: list[Any], kept: str) -> None:
     items = _replay(tmp_path, messages, embedder)
     assert _status(items, kept) == "active", items
+
+
+def _replay_words(tmp: Path, messages: list[str]) -> list[dict[str, Any]]:
+    """Items (status, text) after ``messages``, without search indexes (the words half)."""
+    engine = Engine(tmp / "w")
+    try:
+        replay(engine, {"id": "r", "messages": [{"content": m} for m in messages]}, "t")
+        return sql_read(engine, lambda c: [dict(r) for r in c.execute(
+            "SELECT id, status, text FROM memory_items ORDER BY id")])
+    finally:
+        engine.close()
+
+
+def test_it_in_the_cue_stands_for_the_attribute() -> None:
+    (item,) = extract("We bumped it to 8 GB after the OOM incident last week.")
+    assert item.correction and item.subject is None, item
+
+
+@pytest.mark.parametrize("messages, gone", [
+    (["The worker memory limit is 4 GB.", "Checking the logs now.",
+      "We bumped it to 8 GB after the OOM incident last week."], "4 GB"),
+    (["Uploads are capped at 20 MB per file.",
+      "we raised it to 50 MB per file following the customer complaints"], "20 MB"),
+])
+def test_a_change_after_an_event_revises_what_held_before(tmp_path: Path,
+                                                          messages: list[str],
+                                                          gone: str) -> None:
+    # the event is when the change was made, not a condition its value holds under
+    items = _replay_words(tmp_path, messages)
+    assert _status(items, gone) == "superseded", items
+
+
+def test_a_value_under_an_event_without_a_change_verb_stands_beside(tmp_path: Path) -> None:
+    items = _replay_words(tmp_path, ["Retries wait 2 seconds.",
+                                     "Retries wait 10 seconds after the first failure."])
+    assert _status(items, "2 seconds") == "active", items

@@ -330,6 +330,8 @@ _NOW_LEAD = re.compile(r"(?:now|these\s+days|nowadays)\b[\s,]*", re.I)
 """An update cue that opens a clause after a joint ("…, so now I have three kids")."""
 _OWNED_ATTRIBUTE = re.compile(r"\s*(?:my|our|your|their|his|her|its|the)\s", re.I)
 """A phrase that opens on an owner or "the": it names an attribute ("My shell …")."""
+_CUE_PRONOUN = re.compile(r"\b(?:it|them|that|this)\b", re.I)
+"""A pronoun object inside an update cue ("dropped it to", "set them to")."""
 _NOW_OPENING = re.compile(
     r"(?:now|these\s+days|nowadays|currently|at\s+(?:the\s+moment|present)"
     r"|(?:as\s+of|effective(?:\s+with)?)\s+(?:release|version|v)\s*\d[\w.]*(?=\s*,))\b[\s,]*",
@@ -1081,6 +1083,11 @@ class _Message:
             tail = lx.EN_UPDATE_FOR.search(c.scan, self.update_end or at, c.end)
             if tail:
                 return key(tail.group("what"), lang) or subject
+            if self.update_end is not None and _CUE_PRONOUN.search(c.scan, at, self.update_end):
+                # "we dropped it to 60 rpm per key": "it" stands for the attribute and
+                # what follows is the new value; no subject of its own (the writer
+                # pairs it by the value's unit)
+                return None
             after = c.scan[self.update_end or at:c.end]
             tail = lx.EN_REPLACE_TAIL.search(after)  # "… the search team| this sprint"
             if tail is not None and tail.start() > 0:
