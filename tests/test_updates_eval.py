@@ -55,9 +55,9 @@ def test_the_judge_counts_a_statement_never_stored_apart() -> None:
 @pytest.mark.parametrize(("name", "index", "right", "replaced", "kept"), [
     ("updates_dev.jsonl", False, 0.5, 0.5, 0.85),
     ("updates_holdout.jsonl", False, 0.4, 0.27, 0.8),
-    pytest.param("updates_dev2.jsonl", True, 0.45, 0.45, 0.8, marks=pytest.mark.slow),
+    pytest.param("updates_dev2.jsonl", True, 0.55, 0.6, 0.8, marks=pytest.mark.slow),
     pytest.param("updates_holdout2.jsonl", True, 0.4, 0.38, 0.78, marks=pytest.mark.slow),
-    ("updates_dev3.jsonl", False, 0.6, 0.35, 0.88),
+    ("updates_dev3.jsonl", False, 0.7, 0.5, 0.88),
     ("updates_holdout3.jsonl", False, 0.65, 0.35, 0.9),
 ])
 def test_updates_withdrawals_and_kept_statements_hold_their_floors(

@@ -206,6 +206,7 @@ EN_UPDATE = Cue(en(
     r"(?P<what>[\w-]+(?:\s+[\w-]+){0,3}?)\s+(?:over\s+)?to\b"
     r"|\b(?:these\s+days|nowadays|currently|at\s+the\s+moment|at\s+present|any\s?more)\b"
     rf"|\b(?:as\s+of|effective)\s+{_EN_EFFECTIVE_DATE}"
+    r"|\b(?:as\s+of|effective(?:\s+with)?)\s+(?:release|version|v)\s*\d[\w.]*"
     rf"|(?:^|(?<=[,;:]\s))(?:from|starting)\s+{_EN_EFFECTIVE_DATE}"
     rf"|\bfrom\s+{_EN_EFFECTIVE_DATE}{_EN_CLAUSE_END}"
     rf"|(?<!\bis\s)(?<!\bare\s)(?<!\bam\s)(?<!\bwas\s)(?<!\bwere\s)(?<!\bbe\s)(?<!\bbeen\s)"
@@ -242,7 +243,8 @@ flour order to …' (what moved is
 the ``what`` group); and a statement that marks its value as the present one ('Home is
 Ronda these days', nowadays, currently, at the moment, at present, anymore); a date
 the value takes effect from, opening or ending the clause ('… from today', 'starting
-next week', 'going forward', 'from here on'); a value someone changed to another ('the
+next week', 'going forward', 'from here on'), or a release ('As of release 3.2, …',
+'effective with v2'); a value someone changed to another ('the
 budget got cut to 3000', 'the standup was pushed to 10:00', 'we dropped it to 60 rpm':
 someone acted on it, in a past form or after its doer, not "cut it to 200 words"; 'the
 retro got moved to Thursday', 'was postponed to May': the auxiliary is part of the cue,
@@ -544,10 +546,15 @@ EN_UPDATE_NEW = Cue(en(
     r"\b(?:the|our|my|your|their|his|her)\s+new\s+(?P<what>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)"
     r"(?=\s+(?:is|are|will\s+be|starts?)\b)"
     r"|\b(?:is|are)\s+(?:the|our|my|your|their|his|her)\s+new\s+"
-    r"(?P<role>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)\s*[.!]*$"), words="new")
+    r"(?P<role>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)\s*[.!]*$"
+    r"|(?<!\bhired\s)(?<!\badded\s)(?<!\bwelcomed\s)(?<!\bonboarded\s)(?<!\brecruited\s)"
+    r"\ban?\s+new\s+(?P<named>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)"
+    r"(?=\s*,\s+(?:an?\s+|the\s+)?(?-i:[A-Z]))"), words="new")
 """'My new phone number is …', 'Our new office is in Lisbon' (``what``), 'Dana is the
-new team lead' (``role``): the statement replaces the earlier value of that attribute
-(not 'a new car', 'I like the new design')."""
+new team lead' (``role``), 'I've started seeing a new dentist, Dr. Osei' (``named``: the
+name after the comma is the new value): the statement replaces the earlier value of
+that attribute (not 'a new car', 'I like the new design', nor one more of a team:
+'We hired a new engineer, Sam')."""
 EN_UPDATE_FOR = re.compile(r"\bfor\s+(?:the\s+|our\s+|my\s+)?(?P<what>[\w\s-]{2,40}?)\s*[.!]*$",
                            re.I)
 """'We switched to Argo CD for deploys': what changed is named after 'for'."""

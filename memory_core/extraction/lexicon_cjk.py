@@ -153,9 +153,19 @@ JA_CORRECTION = re.compile(
                   "|ごめんなさい|ごめん|すみません間違えました|言い間違えました")
     + r")[\s、,。:!！]*"
 )
+_ZH_MOVED = (r"(?:搬到|搬去|跳槽到|跳槽去|调到|转到|改(?:喝|吃|做|学|坐|骑|开|住|读|练|抽|穿|听|玩|走|去))"
+             r"(?!一半|很晚|半夜|深夜|现在)(?=[^，。；,;就太的吗]{0,16}了)"
+             r"|(?<![不没别未])换(?![行成到个一])(?=[^，。；,;就太的吗了]{1,4}了)")
+"""Chinese changes told as done: a move or a switch of what one does (我上周搬到深圳了,
+跳槽去了一家创业公司, 我最近改喝燕麦拿铁了, 从下周开始我改做后端了) and a swapped thing
+(我换邮箱了, 换手机了); with its 了, not a plan (下个月搬到深圳) nor a line break (换行了)."""
+ZH_MOVED = re.compile(_ZH_MOVED)
+ZH_WISH = re.compile(r"想|希望|要(?!求)|会(?!议)")
+"""A wish or a will before a :data:`ZH_MOVED` change (我不想搬到成都了, 我明年会搬到成都了):
+no change told as done; :data:`ZH_REPLACE_BLOCK` covers plans and conditions."""
 ZH_UPDATE = re.compile(ZH_STANDING_LEAD + r"|现在|如今|目前已经|改成|改为|改用|换成|换到|切换到"
                        r"|迁移到|不再|(?:改到|涨到|降到|推迟到|延期到|提前到)(?!一半|很晚|半夜|深夜|现在)"
-                       r"(?=[^，。；,;就太的吗]{0,16}了)")
+                       r"(?=[^，。；,;就太的吗]{0,16}了)|" + _ZH_MOVED)
 """Unmarked Chinese updates ("部署现在改成Argo CD了", "会议改到周四了": 改到 only when done,
 not a plan "这周的会议改到周四", nor a 了 that closes a request or a judgement
 "改到30秒就好了", "改到周四的话就来不及了", nor how far the editing got "代码改到一半了",
@@ -180,11 +190,12 @@ _JA_BECAME = (r"(?<=[0-9０-９])(?:[^\s、。，,！!？?ぁ-ゖァ-ヺー]{0,3
 JA_UPDATE = re.compile(r"今は|現在は|に変更|に延期|に変わりました|に(?:上が|下が)(?:った|りました)|"
                        + _JA_BECAME
                        + r"|に切り替え|に移行|に設定|を(?=[^、。をはが]{1,30}?にして(?!から|も|は|い))"
-                       r"|今日から"
+                       r"|今日から|に引っ越し(?:ました|た)|に一本化し(?:ました|た)|に乗り換え(?:ました|た)"
                        r"|(?:先月|先週|今月|今週|昨日|去年|来月|来週|明日)から"
                        r"|今後は|これからは|以降は|次回から|次からは|もう[^。]{0,12}ません")
 """Unmarked Japanese updates ("デプロイは今はArgo CDです", "金曜日に変更しました",
-"上限は8万円になりました", "木曜日に延期", a value that rose or fell: "家賃は1300ユーロに上がった",
+"上限は8万円になりました", "木曜日に延期", a change told as done: "札幌に引っ越しました",
+"窓口はフォームに一本化しました", a value that rose or fell: "家賃は1300ユーロに上がった",
 unless a passing reading: :data:`CJK_PASSING`), and change orders "XをYに変更して",
 "XをYに設定して", "XをYにして" (the cue of the last is its を: X is the attribute)."""
 ZH_ADDITIVE = re.compile(r"也(?!许|就|好|罢)|还(?!是|没|不|要|得|在|好|行|剩)"
@@ -208,9 +219,9 @@ JA_EVALUATIVE = re.compile(r"すごい|凄い|素晴らし|素敵|最高|最悪|
 """Japanese words that judge or feel rather than state a value (その写真は素敵ですね,
 楽しかった)."""
 ZH_CHANGE = re.compile(r"改成|改为|改用|换成|换到|换了|切换|迁移|迁到|不再|搬到|搬家|搬去|升级|降级"
-                       r"|升到|降到|调到|调成|替换|取代|回滚|不用了|改到")
+                       r"|升到|降到|调到|调成|替换|取代|回滚|不用了|改到|" + _ZH_MOVED)
 JA_CHANGE = re.compile(r"に変更|に変わ|に切り替え|切り替えました|に移行|移行しました|乗り換え"
-                       r"|置き換え|の代わりに|引っ越|に上げ|に下げ|やめ|もう[^。]{0,12}ません"
+                       r"|置き換え|の代わりに|引っ越|一本化|に上げ|に下げ|やめ|もう[^。]{0,12}ません"
                        r"|になりました")
 """The Chinese and Japanese forms of ``lexicon.EN_CHANGE``: a change verb (换成, 搬到,
 に移行, 乗り換え), not only 现在 or 今は."""

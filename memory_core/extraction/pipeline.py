@@ -361,10 +361,14 @@ _NOW_LEAD = re.compile(r"(?:now|these\s+days|nowadays)\b[\s,]*", re.I)
 """An update cue that opens a clause after a joint ("…, so now I have three kids")."""
 _OWNED_ATTRIBUTE = re.compile(r"\s*(?:my|our|your|their|his|her|its|the)\s", re.I)
 """A phrase that opens on an owner or "the": it names an attribute ("My shell …")."""
+_CUE_PRONOUN = re.compile(r"\b(?:it|them|that|this)\b", re.I)
+"""A pronoun object inside an update cue ("dropped it to", "set them to")."""
 _NOW_OPENING = re.compile(
-    r"(?:now|these\s+days|nowadays|currently|at\s+(?:the\s+moment|present))\b[\s,]*", re.I)
-"""An update cue of time that opens a sentence ("Now my shell is zsh", "These days …"):
-it says when, not what; the clause is keyed as without it."""
+    r"(?:now|these\s+days|nowadays|currently|at\s+(?:the\s+moment|present)"
+    r"|(?:as\s+of|effective(?:\s+with)?)\s+(?:release|version|v)\s*\d[\w.]*(?=\s*,))\b[\s,]*",
+    re.I)
+"""An update cue of time that opens a sentence ("Now my shell is zsh", "These days …",
+"As of release 3.2, …"): it says when, not what; the clause is keyed as without it."""
 
 
 def _is_order(clause: str) -> bool:
@@ -1014,6 +1018,9 @@ class _Message:
                 self.revise_upto = body + since.end()
                 return body, correction
             cue = lx.EN_UPDATE.search(sc[body:b], toks) or lx.EN_UPDATE_NEW.search(sc[body:b], toks)
+            if cue is not None and cue.groupdict().get("named") \
+                    and replacement.actor(sc[body:b]) == "other":
+                return body, correction  # "My sister has a new dentist, Dr. Osei": hers
             order = lx.EN_IMPERATIVE.match(sc[body:b].replace(",", " ", 1)) \
                 if cue is not None and cue.start() == 0 and cue.group(0).lower() == "now" \
                 else None
@@ -1033,6 +1040,10 @@ class _Message:
                 cue = update.search(sc, cue.end(), b)  # "上线以后": after an event
             if cue is not None and cue.start() > body and sc[cue.start() - 1] in "不没别未":
                 return body, correction  # "决定不迁移到AWS", "我们不换成Kafka": nothing changed
+            if cue is not None and lang == "zh" and lc.ZH_MOVED.match(sc, cue.start()) and (
+                    lc.ZH_REPLACE_BLOCK.search(sc, body, cue.start())
+                    or lc.ZH_WISH.search(sc, body, cue.start())):
+                return body, correction  # "我打算明年搬到成都了", "我不想搬到成都了": not done
             if cue is not None and lc.CJK_RISE.match(cue.group()) \
                     and lc.CJK_PASSING.search(sc, body, b):
                 return body, correction  # "压测的时候CPU涨到了95%": one moment's reading
@@ -1121,8 +1132,8 @@ class _Message:
             # what moved is the subject
             cue = lx.EN_UPDATE.pattern.match(c.scan, at, c.end) \
                 or lx.EN_UPDATE_NEW.pattern.match(c.scan, at, c.end)
-            what = cue.groupdict().get("what") or cue.groupdict().get("role") \
-                if cue is not None else None
+            found = cue.groupdict() if cue is not None else {}
+            what = found.get("what") or found.get("role") or found.get("named")
             if what:
                 return key(what, lang) or subject
         before = key(phrase, lang)
@@ -1132,6 +1143,11 @@ class _Message:
             tail = lx.EN_UPDATE_FOR.search(c.scan, self.update_end or at, c.end)
             if tail:
                 return key(tail.group("what"), lang) or subject
+            if self.update_end is not None and _CUE_PRONOUN.search(c.scan, at, self.update_end):
+                # "we dropped it to 60 rpm per key": "it" stands for the attribute and
+                # what follows is the new value; no subject of its own (the writer
+                # pairs it by the value's unit)
+                return None
             after = c.scan[self.update_end or at:c.end]
             tail = lx.EN_REPLACE_TAIL.search(after)  # "… the search team| this sprint"
             if tail is not None and tail.start() > 0:

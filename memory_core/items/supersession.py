@@ -26,6 +26,7 @@ from memory_core.extraction.replacement import (
     ends_home_with,
     speaker_lives,
     speaker_works,
+    states_change,
 )
 from memory_core.extraction import shapes
 from memory_core.extraction.retraction import RULE_NOUNS
@@ -335,14 +336,25 @@ def conditions_agree(ex: Any, row: Any) -> bool:
             and covered(old_cond, terms(ex.text)) >= _CONDITION_COVER)
 
 
+_OCCASION = re.compile(r"(?:after|following)\s+(?:the|our|my|a|an|that|this|last)\s+"
+                       r"(?!\w+\s+(?:is|are)\b)", re.I)
+"""A past event a change followed ("after the migration review"): when it was made."""
+
+
 def correction_conditions_agree(ex: Any, row: Any) -> bool:
     """:func:`conditions_agree` for a correction: one that states no condition of its
     own ("Actually, the staging port is 5434") keeps the condition of what it
     corrects ("… 5433 when the VPN is up") — the user did not restate it. A condition
     that is the new value itself (定例は火曜の14時に変更: 火曜の14時 was read as a time
-    condition) is no condition of the correction."""
+    condition) is no condition of the correction, nor is the occasion of a change told
+    as done ("we dropped it to 60 rpm after the scraping incident": :data:`_OCCASION`,
+    with a change verb, :func:`~memory_core.extraction.replacement.states_change`) when
+    what it corrects holds under none."""
     new_value = getattr(ex, "replacement", None) or ""
     if ex.condition and new_value and (ex.condition in new_value or new_value in ex.condition):
+        return True
+    if ex.condition and not row["condition"] and _OCCASION.match(ex.condition) \
+            and states_change(ex.text or ""):
         return True
     return not terms(ex.condition) or conditions_agree(ex, row)
 
