@@ -36,6 +36,10 @@ def test_a_greeting_is_in_no_item(greeted: str, alone: str) -> None:
     "你好像说过端口是5433。",                          # 你好像: no greeting
     "Oh no, the build broke again.",               # dismay: kept as said
     "Also, I use metric units.",                   # a filler that is no greeting
+    "Hi-fi speakers are my hobby.",                # a hyphen joins a word: no mark
+    "Hello-world apps are what I teach.",
+    "Uh-oh, my laptop runs Fedora 40.",
+    "OK Google is my default assistant.",          # a name after "OK"
 ])
 def test_words_that_only_look_like_a_greeting_stay(text: str) -> None:
     items = extract(text)

@@ -108,3 +108,13 @@ def test_now_before_an_order_is_no_standing_update(text: str) -> None:
 def test_now_before_a_state_still_updates() -> None:
     items = extract("现在的超时是30秒。")  # control: 现在 dates a state
     assert items and items[0].kind == "fact" and stands(items[0]), items
+
+
+@pytest.mark.parametrize("text", [
+    "Call the dentist at 3pm today, remember that.",  # an errand for one day
+    "明日の会議は10時からです、忘れないでね。",            # tomorrow's meeting
+    "I'm moving to Lisbon next month, keep that in mind.",
+])
+def test_what_is_bound_to_a_day_it_names_is_kept_but_does_not_stand(text: str) -> None:
+    items = extract(text)
+    assert items and not any(stands(i) for i in items), items

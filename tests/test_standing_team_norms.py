@@ -44,6 +44,19 @@ def test_only_before_having_and_what_is_left_do_not_stand(text: str) -> None:
     assert_none_stands(text)
 
 
+@pytest.mark.parametrize("text", [
+    "We only began testing last week.",  # an irregular past verb
+    "We only spoke once at the conference.",
+    "We only knew about the outage later.",
+    "We only ever shipped twice a year.",  # an adverb before the past verb
+    "We never spoke about the budget.",
+    "We never knew the password.",
+])
+def test_only_or_never_before_any_past_verb_is_no_norm(text: str) -> None:
+    assert not any(i.kind == "constraint" for i in extract(text)), extract(text)
+    assert_none_stands(text)
+
+
 @pytest.mark.parametrize(("text", "key"), [
     ("Use British spelling.", "british spelling"),
     ("Use Celsius.", "celsius"),

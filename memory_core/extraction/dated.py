@@ -97,6 +97,19 @@ _JA_LEAD = re.compile(
 is to be done, then an obligation (なければならない…) or a plan (予定, つもり)."""
 
 
+_ONE_DAY = {"en": re.compile(r"\b" + _TIME_EN + r"\b", re.I), "zh": re.compile(_ZH_TIME),
+            "ja": re.compile(_JA_TIME)}
+
+
+def names_day(text: str, lang: str) -> bool:
+    """Whether ``text`` names one day or span to come ("today", "next Friday", "in
+    March", 明天, 来週): what it says is bound to that time (a meeting, an errand), so
+    asking the assistant to keep it ("…, don't forget it") makes no standing line of it.
+    ``lang``: "en", "zh" or "ja" (any other: ``False``)."""
+    pattern = _ONE_DAY.get(lang)
+    return pattern is not None and pattern.search(text) is not None
+
+
 _EN_KEEP = re.compile(r"(?:(?P<miss>forget|fail|neglect)|remember|make\s+sure)\s+(?:to\s+)?(?=\w)",
                       re.I)
 """A plan to keep or to miss doing something: what is done is what follows, and "not

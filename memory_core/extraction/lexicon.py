@@ -776,10 +776,16 @@ EN_NO_BOUND = re.compile(r"^(?:(?:and|so|also|but|please)\s+)?no\s+(?:more|fewer
                          r"\s+than\b", re.I)
 """'No more than 3 retries', 'no later than 5 pm': a bound the rule sets, not a
 prohibition (:data:`EN_NO_NOUN` matches it as one)."""
-_PAST = (r"\s(?!(?:need|speed|feed|seed|embed|exceed|proceed|succeed|shed|wed)\b)"
+_PAST = (r"\s(?:(?:just|recently|finally|first|once|briefly|ever|really|actually)\s)?"
+         r"(?!(?:need|speed|feed|seed|embed|exceed|proceed|succeed|shed|wed)\b)"
          r"(?:[a-z]{2,}ed|had|did|went|came|got|bought|sold|paid|spent|made|took|ran|sent"
          r"|found|lost|won|ate|drank|slept|saw|heard|met|left|kept|brought|caught|gave|wrote"
-         r"|built|said|told)\b")
+         r"|built|said|told|began|knew|spoke|thought|felt|chose|became|stood|understood"
+         r"|forgot|grew|drove|flew|rode|broke|fell|wore|sat|meant|held|led|taught|fought"
+         r"|sought|threw|drew|froze|hid|swam|sang|rang|woke|stole|tore|shook|forgave"
+         r"|was|were)\b")
+"""A past verb, perhaps after an adverb ("just moved", "only ever shipped"): "we only
+…" or "we never …" before it tells what happened."""
 EN_TEAM_NORM = Lead(en(
     r"^(?:we|you)\s(?:(?:always|don't|do\snot"
     r"|only(?!\s(?:have|has|need|needs|want|wants|know|knows|get|gets)\b)(?!" + _PAST + r")"

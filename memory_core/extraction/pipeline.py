@@ -727,7 +727,7 @@ class _Message:
             found = len(self.out) if said else self.sentence_found
             if said:
                 self._sentence(sc, a, tail, lang, labelled)
-            self._keep(found)
+            self._keep(found, lang)
             return
         self.sentence_found = len(self.out)
         follows, self.withdrawn_at = self.withdrawn_at, None
@@ -746,12 +746,15 @@ class _Message:
         self._read(sc, a, b, lang, labelled)
         self._stance(found, previous, follows, lang, lambda: self._read(sc, a, b, lang, labelled))
 
-    def _keep(self, found: int) -> None:
+    def _keep(self, found: int, lang: str) -> None:
         """Mark the statements from ``found`` on ``lasting``: the user asked the assistant
-        to keep them (:func:`promotion.kept_tail`); a guess stays a guess."""
+        to keep them (:func:`promotion.kept_tail`); a guess stays a guess, and what is
+        bound to a day it names ("Call the dentist today, remember that") passes with
+        that day (:func:`dated.names_day`)."""
         for i in range(found, len(self.out)):
             item = self.out[i]
-            if item.kind in STATEMENT_KINDS and item.kind != "question" and not item.tentative:
+            if item.kind in STATEMENT_KINDS and item.kind != "question" and not item.tentative \
+                    and not dated.names_day(item.text, lang):
                 self.out[i] = replace(item, lasting=True)
 
     def _withdraw(self, sc: str, a: int, b: int, lang: str, w: retraction.Retraction) -> None:
