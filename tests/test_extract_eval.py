@@ -264,3 +264,18 @@ def test_moments_pointers_and_named_rules_keep_the_standdev3_split_precise() -> 
     assert len(rows) >= 96 and all("standing" in i for r in rows for i in r["expected"])
     standing = score(path)["standing"]
     assert standing["precision"] >= 0.80 and standing["recall"] >= 0.67, standing
+
+
+def test_pasted_titles_and_output_scopes_keep_the_standdev4_split_precise() -> None:
+    """``extraction_standdev4.jsonl`` (93 messages: coding agents with pasted output,
+    configs, diffs and release notes, planning, health, money, travel, team chats,
+    support, study, hobbies, chit-chat, en/zh/ja and mixed; labelled by issue 24's
+    definition before the extraction was run on it, then tuned on: a fourth development
+    split) measured standing P 0.604 R 0.659 at its first run, 0.652 / 0.682 after text
+    under a source's title line and rules over whatever the assistant makes for the
+    user were read (twelfth pass; docs/evaluation/extraction_issue24.md)."""
+    path = Path(__file__).parent / "data" / "extraction_standdev4.jsonl"
+    rows = load(path)
+    assert len(rows) >= 93 and all("standing" in i for r in rows for i in r["expected"])
+    standing = score(path)["standing"]
+    assert standing["precision"] >= 0.65 and standing["recall"] >= 0.68, standing

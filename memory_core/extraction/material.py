@@ -12,11 +12,16 @@ at all:
   "The email reads:", "The README says '…'", "My boss emailed me:", "Dana wrote: '…'"
   (another person's message passed on), 这是我找到的网页：, 上面写着,
   以下は見つけたページです：, ページにはこう書いてあります：;
+* a title line that names where the text below comes from: "From the httpkit
+  README:", "Pasted from Slack:", "Vendor note pasted:", "Release notes v3.0:" (a
+  bare title only for release, patch or upgrade notes and a versioned changelog:
+  "Docs:" or "Changelog:" may head the user's own list);
 * what follows such a lead: the quote it opens (to its closing mark, apostrophes inside
   a single-quoted span kept: "the user's files"), the rest of its line when text
   follows the colon, or the rest of the message when the colon ends the line (a pasted
   block has no closing mark; what follows a fenced block or a block quote opening it
-  is the user's again, since those are masked on their own).
+  is the user's again, since those are masked on their own). Under a title line a
+  pasted list ends with its last bullet line: the user's question below it is theirs.
 
 Why nothing rather than a fact "the page says …": the item would carry the source's
 words into the block of other conversations, where item lines read as what the agent
@@ -96,6 +101,22 @@ user holds true, a fact as before). The sender is never the user ("I wrote:"); a
 sentence-opening word that is no name ("Then wrote", "Please reply") is no sender. Case
 matters for a bare name, so this pattern is not ``re.I``; ``_lead_start`` also tries it
 with the window's first letter lowered ("She wrote:", "My boss emailed me:")."""
+_PASTE_EN = r"(?:pasted|copied|quoted|excerpted|taken|forwarded|reposted)"
+_TITLE_EN = re.compile(
+    r"^\W*(?:(?:" + _PASTE_EN + r"|(?:an?\s+)?excerpt)\s+from\s+[^:\n]{1,60}"
+    r"|from\s+(?:(?:the|an?|this|that|their|its|his|her|[\w.-]+'s)\s+)?(?:[\w.'/@-]+\s+){0,3}?"
+    + _SOURCE_EN + r"(?:\s+(?:of|for|on|from)\s+[\w.'/@-]+){0,2}"
+    r"|(?:(?:the|an?|this|that)\s+)?(?:[\w.'/@-]+\s+){0,3}?(?:" + _SOURCE_EN
+    + r"|notes?|announcements?|newsletters?|bulletins?)\s+" + _PASTE_EN
+    + r"(?:\s+(?:below|here|from\s+[\w.'/@-]+))?"
+    r"|(?:the\s+)?(?:[\w.'/@-]+\s+){0,2}?(?:(?:release|patch|upgrade)\s+notes"
+    r"|what's\s+new)(?:\s+(?:for|in|of))?(?:\s+[\w.'/@-]+){0,2}"
+    r"|(?:the\s+)?(?:[\w.'/@-]+\s+){0,2}?changelog\s+(?:for\s+)?v?\d[\w.-]*)\s*$", re.I)
+"""A title line naming where the text below it comes from (module doc): "From the
+httpkit README", "Pasted from Slack", "Vendor note pasted", "Release notes v3.0",
+"What's new in 4.2". Tried on the whole line before its colon."""
+_BULLET = re.compile(r"[ \t]*(?:[-*\u2022+]|\d{1,3}[.)])[ \t]+\S")
+"""A line of a bulleted or numbered list."""
 _ADOPT_EN = re.compile(
     r"\b(?:from\s+now\s+on|going\s+forward|henceforth|follow\s+(?:this|these|it)"
     r"|use\s+(?:this|these)\s+(?:rules?|instructions?|policy)|adopt|apply\s+this|obey"
@@ -161,6 +182,12 @@ def material_spans(scan: str, masked: str | None = None) -> list[tuple[int, int]
             continue
         line_start = scan.rfind("\n", 0, at) + 1
         lead_end = m.end() if mark.startswith("写") else at
+        if mark == ":" and at - line_start <= _LEAD_REACH \
+                and _TITLE_EN.match(scan, line_start, at) \
+                and not _ADOPT_EN.search(scan, line_start, at):
+            reach = _titled_end(scan, m.end(), masked or scan)
+            spans.append((line_start, reach))
+            continue
         start = _lead_start(scan, max(line_start, lead_end - _LEAD_REACH), lead_end,
                             presenter=mark not in _QUOTE_CLOSERS)
         if start is None:
@@ -246,6 +273,22 @@ def _material_end(scan: str, at: int, masked: str) -> int:
     if nxt < len(scan) and (masked[nxt] == _MASKED or _LINE_START.match(scan, nxt)):
         return at
     return len(scan)
+
+
+def _titled_end(scan: str, at: int, masked: str) -> int:
+    """Where the material under a title line (:data:`_TITLE_EN`, its colon just before
+    ``at``) ends: as :func:`_material_end`, except that a list that opens right below
+    the title ends with its last bullet line."""
+    end = max(at, _material_end(scan, at, masked))
+    line_end = scan.find("\n", at)
+    if line_end < 0 or scan[at:line_end].strip() or end < len(scan):
+        return end
+    nxt, last = line_end + 1, None
+    while nxt < len(scan) and _BULLET.match(scan, nxt):
+        stop = scan.find("\n", nxt)
+        last = len(scan) if stop < 0 else stop
+        nxt = last + 1
+    return end if last is None else last
 
 
 def _quote_end(scan: str, at: int) -> int:

@@ -103,6 +103,9 @@ STANDING_RULE = re.compile(
     r"|drafts?|recipes?|emails?|messages?|reports?|summaries|documents?|docs|specs?"
     r"|itinerar(?:y|ies)|schedules?)(?:\s(?:you\s(?:write|make|draft|give|send|suggest|plan)"
     r"(?:\sfor\sme|\sme)?|for\sme))?(?=\s*(?:$|[,.;:!?)]))"
+    r"|\b(?:in|for|to|from|on|with|into|out\s+of)\s(?:every|each|all|any)\s(?:(?:of\s)?the\s)?"
+    r"(?:[\w-]+\s){1,3}?(?:that\s)?you\s(?:ever\s)?(?:write|make|draft|give|send|suggest|plan"
+    r"|create|generate|produce|build|open|add|recommend|propose|prepare)(?:\sfor\sme|\sme)?\b"
     r"|\b(?:stop|quit)\s+(?:using|adding|putting|including|suggesting|recommending|calling"
     r"|saying|writing|giving|sending|apologi[sz]ing|asking|mentioning|offering|translating"
     r"|bringing\s+up)\b(?![^.;!?\n]*\b(?:for\s+now|this\s+time|right\s+now|for\s+this"
@@ -125,7 +128,9 @@ STANDING_RULE = re.compile(
 """Words by which a rule says it stands (see module doc): a word of time ("always",
 "from now on", "don't …, ever"), a team's norm said with "only" and a present verb
 ("We only ship on Tuesdays"; not "We only have two days", "We only bought 3"), a scope over every answer or conversation ("in every conversation
-we have", "in all of your answers", 所有对话, すべての回答) or over the project ("in this
+we have", "in all of your answers", 所有对话, すべての回答), over whatever the assistant
+makes for the user ("in any code you write for me", "for every PR you open"; the verb
+in the present: "in the code you wrote" is the work at hand) or over the project ("in this
 repo", 这个项目里, このリポジトリでは), or a policy said in the
 passive ("Deploys are not allowed on Fridays", "Smoking is prohibited"): a permission
 or ban of a thing, not an order about the answer at hand; a situation said to recur
