@@ -72,13 +72,14 @@ and 草刈り are words."""
 _EN_OPENER: Final = re.compile(
     r"^(?:(?:hi|hello|hey|hiya|howdy|good\s+(?:morning|afternoon|evening)|morning)"
     r"(?:\s+(?:there|all|everyone|team|folks|guys|y'all|(?-i:[A-Z][\w'-]*)))?"
-    r"\s*(?:[,!.;:]|-+(?!\w))+\s*"
+    r"\s*(?:[,!.;:\u2013\u2014]|-+(?!\w))+\s*"
     r"|ok(?:ay)?[\s,]+so\b[\s,]*|(?:ok(?:ay)?|alright|all\s+right|um+|uh+|hmm+)\b(?!-\w)"
     r"(?:\s*(?:[,!.:;]|-+(?!\w))[\s,!.:;-]*|\s+(?=(?-i:[a-z]|I\b)))"
     r"|(?:so|well)\s*,\s*)+", re.I)
 """Greetings (with whom they hail: "Hey there,", "Hi Anna,") and the openers that say
-nothing ("OK so", "Well,") at the start of a sentence. A hyphen that joins a word is
-no mark ("Hi-fi", "Uh-oh"), nor is "OK" before a capitalised name ("OK Google")."""
+nothing ("OK so", "Well,") at the start of a sentence, set off by a mark or a dash
+("Hey - ", "Hi — ", "Hello—"). A hyphen that joins a word is no mark ("Hi-fi",
+"Uh-oh"), nor is "OK" before a capitalised name ("OK Google")."""
 ZH_GREETING: Final = (r"(?:嗨|你好|您好|哈喽|哈啰|大家好|早上好|上午好|中午好|下午好|晚上好|早安)"
                       r"[\s,，!！~～、]+")
 """A Chinese greeting set off by a mark (你好像… is no greeting)."""

@@ -590,7 +590,7 @@ EN_FILLER = Lead(en(
     r"|well(?:\s*[,!.:;-]\s*|\s+(?=(?:i|i'm|i've|i'd|we|we're|we've|you|it|it's|that|this|so"
     r"|then|my|our|actually|anyway|yes|no)\b))"
     r"|(?:hi|hello|hey|hiya|howdy|good\s(?:morning|afternoon|evening))(?:\s(?:there|all"
-    r"|everyone|team|folks|guys|(?-i:[A-Z][\w'-]*)))?\s*[,!.]\s*)+"
+    r"|everyone|team|folks|guys|(?-i:[A-Z][\w'-]*)))?\s*(?:[,!.\u2013\u2014]|-+(?![\w-]))\s*)+"
 ), "hi hello hey hiya howdy good "
    "also and but so ok okay oh uh omg btw by fyi ps please note remember keep just for as like "
    "sorry hmm um well anyway alright then plus one honestly frankly personally tbh fwiw imo in "
@@ -608,15 +608,19 @@ _EN_SMALL_TALK_PHRASES = ("thanks|thank you|thx|ty|ok|okay|k|kk|cool|nice|great|
                      "|sure thing|much appreciated|appreciate it|you're right|you are right"
                      "|fair enough|done|nice one|thanks again|ok then|sounds great|love it"
                      "|that helps|that's it|that's all|understood|roger|noted|will do"
-                     "|don't worry about it|no problem|my pleasure|you're welcome")
+                     "|don't worry about it|no problem|my pleasure|you're welcome"
+                     # a check that asks nothing: "got it?", "ok?", "make sense?"
+                     "|clear|make sense|does that make sense|got that|get it|you know"
+                     "|is that clear|is that ok|is that okay|capisce")
 _EN_SMALL_TALK_TAILS = ("so much|a lot|again|now|perfectly|too|very much|man|mate|buddy|guys"
                         "|as always|as usual|as ever|for everything|for your help|for the help"
                         "|for that|for this|in advance")
 EN_SMALL_TALK = en(
     r"^(?:(?:" + alt(_EN_SMALL_TALK_PHRASES) + r")(?:\s+(?:" + _EN_SMALL_TALK_TAILS + r"))?"
-    r"[\s,.!~:;)(*^_-]*)+$"
+    r"[\s,.!?~:;)(*^_-]*)+$"
 )
-"""A sentence made only of greetings, thanks and acknowledgements."""
+"""A sentence made only of greetings, thanks and acknowledgements, or of a check that
+asks nothing ("got it?", "ok?")."""
 EN_SMALL_TALK_WORDS = frozenset(
     (_EN_SMALL_TALK_PHRASES + "|" + _EN_SMALL_TALK_TAILS).replace("|", " ").split())
 """Every word small talk is made of: a sentence with any other word is not small talk."""

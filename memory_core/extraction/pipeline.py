@@ -234,10 +234,11 @@ _ZH_ORDER_LEAD = re.compile(
 ("把这个变量名改成 user_count"): what it changes is the work, not a state the user
 reports; not a lasting scope (把这个项目的超时改成30秒 revises the project's)."""
 _ZH_NOW_ORDER = re.compile(
-    r"(?:那)?(?:现在|接下来|然后)\s*[，,]?\s*(?=(?:请|麻烦(?:你|您)?|帮(?:我|忙)|你|您)?(?:把|给|再|先)"
+    r"(?:那)?(?:现在|接下来|然后)\s*[，,]?\s*(?=(?:请|麻烦(?:你|您)?|帮(?:我|忙)|你|您)?(?:把|给|再|先(?!生))"
     r"|(?:请|麻烦(?:你|您)?|帮(?:我|忙)))")
 """现在 ("now") before an order ("现在把这个函数拆成两个", "现在帮我写测试"): the next step
-of the work at hand, not a state that changed; the order is read from after it."""
+of the work at hand, not a state that changed; the order is read from after it. 先生
+(husband) is no 先 (first): 现在先生在上海工作 is an update."""
 _ZH_DONE = re.compile(r"了|已经|过")
 _NOW_STATEMENT = re.compile(
     r"now[,\s]+[\w-]+\s+(?:[\w-]+\s+)?(?:is|are|was|were|has|have|had|will|would|must|should"

@@ -668,12 +668,44 @@ def _fill(scan: str, spans: list[tuple[int, int]], ch: str) -> str:
     return "".join(parts)
 
 
+_EMOJI = "[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\u2300-\u23FF\u3030\u303D\uFE0F\u200D\u20E3]+"
+_EMOTICON = (r"(?<!\d)[:;=][-'^]?[)(\]\[DPpOo3/\\|*](?![\w(:/])"
+             r"|(?<![A-Za-z0-9])(?:[xX]D|<3|T_T|;_;|-_-|[oO]_[oO])(?!\w)"
+             r"|\^[_.o\-\u03c9]?\^+")
+_KAOMOJI = (r"[\u30fd\\\u0669]?\((?=[^()\n]*[^\w\s()])(?:[^\w()\n]|[_\u03c9\u0434\u30fc\uff70oO])"
+            r"{2,14}\)[\u30ce\uff89/\u06f6]?")
+_ADORNMENT = re.compile(
+    r"(?<=[\w)\]\uff09\u300d\u300f\"'\u201d%])(?:[ \t]*(?:" + _EMOJI + "|" + _EMOTICON + "|" + _KAOMOJI + r"|[~\u301c]+))+"
+    r"(?:(?P<mark>[ \t]*[.,;:!?\u3002\u3001\u2026]+)(?=\s|$|[^\x00-\x7f])|(?=[ \t]*(?:\n|$)))")
+"""Emoji, emoticons (":)", "^^"), kaomoji ("(^_^)") and waves ("~") at a clause end:
+after a word and before a mark or the end of the line. Mid-clause ("I ❤️ Python") or as
+the whole reply ("Li: 👍") they stay."""
+_MARK_RUN = re.compile(r"[!?]{2,}(?=\s|$)")
+
+
+def _mark_once(m: re.Match[str]) -> str:
+    return "?" if "?" in m.group() else "!"
+
+
+def _unadorn(scan: str) -> str:
+    """``scan`` with what decorates a clause end (:data:`_ADORNMENT`: "mind 🙏.",
+    "上海🙂，", "记住这一点^^") and a repeated "!!"/"??" read as plain prose: the mark
+    that ends the clause moves to the last word and spaces fill the rest ("mind.  "),
+    so each rule reads a clause end as it reads one written plainly. Length-preserving;
+    an item quotes the user's words up to the clause end."""
+    def plain(m: re.Match[str]) -> str:
+        mark = _MARK_RUN.sub(_mark_once, (m.group("mark") or "").strip())
+        return mark + " " * (m.end() - m.start() - len(mark))
+    scan = _ADORNMENT.sub(plain, scan)
+    return _MARK_RUN.sub(lambda m: _mark_once(m) + " " * (len(m.group()) - 1), scan)
+
+
 def prepare(text: str) -> str:
     """Return the scan string: width-folded, with non-statements masked (see module doc).
 
     ``len(prepare(t)) == len(t)`` always holds; the rules rely on it.
     """
-    scan = fold_width(text)
+    scan = _unadorn(fold_width(text))
     client = client_spans(scan)
     machine = machine_spans(scan) if "\n" in scan or _MAY_BE_MACHINE.match(scan) else []
     # a fiction the user set up, or a claim taken back as a joke: not the user's own
