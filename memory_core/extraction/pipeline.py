@@ -793,15 +793,19 @@ class _Message:
         them, quoting the withdrawal, if one takes the withdrawn item's place
         (:func:`retraction.takes_place`); else read the words again on their own
         ("Forget the word limit. We deploy with Argo CD."), unless alone they say
-        nothing ("Use American spelling." only answers the withdrawal)."""
+        nothing or only a bare order to use a kind of thing ("Use American spelling."
+        answers the withdrawal: :func:`rules_en.is_convention`)."""
         stance = self.out[found:]
         if not any(retraction.takes_place(i, withdrawal[1], lang) for i in stance):
             after = self.previous
             del self.out[found:]
             self.previous, self.pending_correction = previous, False
             read_alone()
-            if len(self.out) > found or not stance:
+            alone = self.out[found:]
+            if not stance or (alone and not all(
+                    i.kind == "constraint" and rules_en.is_convention(i.text) for i in alone)):
                 return
+            del self.out[found:]
             self.out.extend(stance)
             self.previous = after
         self._quote_from(withdrawal[0], found)

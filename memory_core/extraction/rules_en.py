@@ -688,6 +688,13 @@ _CONVENTION = re.compile(
 order on the material at hand ("Use a dict here", "Use the cache", "Use it")."""
 
 
+def is_convention(text: str) -> bool:
+    """Whether ``text`` (one sentence) is such a bare order to use a kind of thing
+    (:data:`_CONVENTION`): "Use American spelling." after a withdrawal says what the user
+    wants instead."""
+    return _CONVENTION.match(text.strip()) is not None
+
+
 def _fragment(core: str, c: Clause) -> Verdict | None:
     """A verbless note with a number: "max 500 MB" is a bound (constraint); "port 8080"
     and "timeout: 30s" are settings (facts keyed by the words before the number)."""
