@@ -68,7 +68,6 @@ def test_a_look_alike_withdraws_nothing(text: str) -> None:
 
 
 RETIRED = [  # (the standing rule, the withdrawal)
-    ("Always include a TL;DR at the top of your answers.", "Drop the TL;DR from now on."),
     ("Always include a TL;DR at the top of your answers.",
      "Drop the TL;DR, I read the whole thing anyway."),
     ("Never suggest paid tools in your recommendations.",
@@ -90,6 +89,30 @@ def test_the_named_rule_is_retracted_and_no_rule_is_stored(
     history = sql_read(engine, lambda c: [dict(r) for r in c.execute(
         "SELECT * FROM memory_item_revisions WHERE item_id = ?", (standing[0]["id"],))])
     assert any("withdrawn by the user" in str(h["reason"]) for h in history), history
+
+
+REVERSED = [  # (the standing rule, an order that withdraws it and says it lasts)
+    ("Always include a TL;DR at the top of your answers.", "Drop the TL;DR from now on."),
+    ("Never skip the tests before merging.", "Skip the tests from now on."),
+    ("Always add a summary table.", "Skip the summary table going forward."),
+]
+
+
+@pytest.mark.parametrize(("rule", "order"), REVERSED)
+def test_an_order_that_withdraws_a_rule_replaces_it(
+        engine: Engine, rule: str, order: str) -> None:
+    rows = stored(engine, [rule, order])
+    assert [(r["text"], r["status"]) for r in rows] == [(rule, "superseded"),
+                                                        (order, "active")], rows
+    assert rows[1]["supersedes"] == rows[0]["id"], rows
+
+
+@pytest.mark.parametrize("order", [o for _, o in REVERSED])
+def test_such_an_order_with_nothing_to_withdraw_is_kept_as_a_rule(
+        engine: Engine, order: str) -> None:
+    rows = stored(engine, [order])
+    assert [(r["text"], r["kind"], r["status"]) for r in rows] == [
+        (order, "constraint", "active")], rows
 
 
 def test_a_withdrawal_after_its_reason_leaves_the_new_stance_current(engine: Engine) -> None:
@@ -133,7 +156,7 @@ def test_another_speakers_withdrawal_leaves_the_rule(engine: Engine) -> None:
 
 
 # -- memory_replays.md row 193: a withdrawn format rule stays in every later block ---------
-async def test_a_dropped_tldr_rule_leaves_the_next_conversations_block(
+async def test_a_dropped_tldr_rule_is_replaced_in_the_next_conversations_block(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
     block = await asked_later(proxy, upstream, [
         ("a", "Always add a TL;DR at the top."),
@@ -141,5 +164,6 @@ async def test_a_dropped_tldr_rule_leaves_the_next_conversations_block(
         ("c", "Drop the TL;DR from now on.")],
         "How should I size the consumer group?")
     assert "Kafka consumer lag" in block, block
-    assert "Always add a TL;DR at the top." not in block, block
-    assert "Drop the TL;DR from now on." not in block, block  # no rule of its own
+    current = [line.split("(corrects")[0] for line in block.splitlines()]
+    assert not any("Always add a TL;DR" in line for line in current), block  # history only
+    assert "Drop the TL;DR from now on." in block, block  # the rule that replaced it

@@ -60,6 +60,9 @@ class Retraction:
     or stance there ("…; make it 300 words") replaces what was withdrawn."""
     every: bool = False
     """All the user said about it ("Forget everything about tennis"), not one item."""
+    order: bool = False
+    """The withdrawal is itself an order that says it lasts ("Skip the tests from now
+    on", "Drop the TL;DR going forward"): the sentence is also read as its stance."""
 
 
 _EN_RULE_NOUN: Final = (
@@ -300,6 +303,7 @@ def find(scan: str, start: int, end: int, lang: str) -> Retraction | None:
         return None
     m, group, said = found
     every = m.re in _EVERY
+    order = m.re is withdrawal.EN_DROP_THING
     at, stop = m.start(group), m.end(group)
     while stop > at and text[stop - 1] in " .!?;,。！？；，":
         stop -= 1
@@ -309,7 +313,7 @@ def find(scan: str, start: int, end: int, lang: str) -> Retraction | None:
     while tail < len(text) and (text[tail] in _TAIL_PUNCT or text[tail].isspace()):
         tail += 1
     base = start + lead
-    return Retraction(base + at, base + stop, said, base + tail, every)
+    return Retraction(base + at, base + stop, said, base + tail, every, order)
 
 
 _TLDR: Final = re.compile(r"\btl;\s?dr\b", re.I)
