@@ -771,6 +771,9 @@ class _Message:
                                   replaces=self.text[w.at:w.end], lang=lang, said=w.said,
                                   every=w.every))
         if not stance:
+            if w.order:  # "Skip the tests from now on": the order is its own stance
+                self._read(sc, a, b, lang, False)
+                return
             self.withdrawn_at = (a, sc[w.at:w.end])
             return
         rest = sc[w.tail:b]

@@ -40,6 +40,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from memory_core.extraction import withdrawal
 from memory_core.extraction.model import STATEMENT_KINDS, Extracted
 from memory_core.extraction.quantity import find_quantities
 from memory_core.extraction.units import unit_class
@@ -59,6 +60,9 @@ class Retraction:
     or stance there ("…; make it 300 words") replaces what was withdrawn."""
     every: bool = False
     """All the user said about it ("Forget everything about tennis"), not one item."""
+    order: bool = False
+    """The withdrawal is itself an order that says it lasts ("Skip the tests from now
+    on", "Drop the TL;DR going forward"): the sentence is also read as its stance."""
 
 
 _EN_RULE_NOUN: Final = (
@@ -279,11 +283,27 @@ def find(scan: str, start: int, end: int, lang: str) -> Retraction | None:
     text = scan[start + lead:end]
     if not text.strip() or len(text) > 400:
         return None
+    text = _TLDR.sub(lambda t: t.group().replace(";", "/"), text)  # one word, same length
     found = _find_en(text) if lang == "en" else _find_cjk(text, lang)
+    if found is None and (thing := withdrawal.find(text, lang)) is not None:
+        # "Drop the TL;DR from now on", "Paid tools are okay again" (module doc there)
+        one_off = _EN_ONE_OFF if lang == "en" else _ZH_ONE_OFF if lang == "zh" else _JA_ONE_OFF
+        if not one_off.search(text, 0, thing[0].end()) and not (
+                lang == "en" and _EN_ASKED.match(text, thing[0].end())):
+            found = thing[0], thing[1], False
+    if found is None and lang == "en" and (k := withdrawal.reason_end(text)) is not None:
+        # "the python 2 boxes are gone, so ignore what I said about hints": the
+        # withdrawal opens after its reason; only the forms that name a rule or a saying
+        again = _find_en(text[k:])
+        if again is not None and (again[2] or again[0].re is EN_DROP_RULE):
+            found = again
+            lead += k
+            text = text[k:]
     if found is None:
         return None
     m, group, said = found
     every = m.re in _EVERY
+    order = m.re is withdrawal.EN_DROP_THING
     at, stop = m.start(group), m.end(group)
     while stop > at and text[stop - 1] in " .!?;,。！？；，":
         stop -= 1
@@ -293,9 +313,10 @@ def find(scan: str, start: int, end: int, lang: str) -> Retraction | None:
     while tail < len(text) and (text[tail] in _TAIL_PUNCT or text[tail].isspace()):
         tail += 1
     base = start + lead
-    return Retraction(base + at, base + stop, said, base + tail, every)
+    return Retraction(base + at, base + stop, said, base + tail, every, order)
 
 
+_TLDR: Final = re.compile(r"\btl;\s?dr\b", re.I)
 _EVERY: Final = frozenset((EN_FORGET_ALL, *ZH_FORGET_ALL, JA_FORGET_ALL))
 """The forms that withdraw all the user said about something."""
 _TAIL_PUNCT = frozenset(",;:-\u2014\u2013，,；;、。.!！")
