@@ -22,9 +22,11 @@ import pytest
 from aiohttp import web
 
 from memory_core.engine import Engine
+from memory_core.evaluation.updates import replay
 from memory_core.extraction import extract
 from memory_core.items import writer
 from memory_core.models import Scope
+from memory_core.search import SearchConfig, SearchService
 from proxy.sse import SSEDecoder
 from tests.conftest import TEST_KEY, RunningProxy, sql_read, start_proxy
 from tests.fake_upstream import FakeUpstream
@@ -286,3 +288,49 @@ async def asked_later(proxy: RunningProxy, upstream: FakeUpstream,
     later = Agent(proxy, upstream, session="later")
     await later.say(question)
     return block_of(later.upstream_last_user())
+
+
+def replay_items(tmp: Path, messages: Sequence[Any], embedder: Any = None, *,
+                 folder: str = "d", **search: Any) -> list[dict[str, Any]]:
+    """Items ``{id, status, text, superseded_by}`` (by id) after ``messages`` (texts, or
+    ``(name, text)``) are replayed as an agent resends them
+    (:func:`memory_core.evaluation.updates.replay`) into a new engine in ``tmp/folder``;
+    with ``embedder``, the engine has its search indexes (``search``: SearchConfig
+    fields), else words only."""
+    engine = Engine(tmp / folder)
+    if embedder is not None:
+        engine.attach_search(SearchService(engine.store, tmp / folder,
+                                           SearchConfig(**search), embedder))
+    turns = [{"content": m} if isinstance(m, str) else {"name": m[0], "content": m[1]}
+             for m in messages]
+    try:
+        replay(engine, {"id": "r", "messages": turns}, "t")
+        return sql_read(engine, lambda c: [dict(r) for r in c.execute(
+            "SELECT id, status, text, superseded_by FROM memory_items ORDER BY id")])
+    finally:
+        engine.close()
+
+
+def status_of(items: list[dict[str, Any]], part: str) -> str:
+    """The status of the one item of ``items`` whose text holds ``part`` (asserts one)."""
+    found = [i["status"] for i in items if part in i["text"]]
+    assert len(found) == 1, items
+    return found[0]
+
+
+def say_in_thread(engine: Engine, tenant: str, role: str,
+                  turns: Sequence[tuple[str, str]]) -> dict[str, int]:
+    """Say ``turns`` (speaker name, text) in one thread of ``tenant``/``role``, each a
+    request resending the history, an assistant "Okay." after each; ``{text: id}`` of
+    the active items."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "A chat."}]
+    for i, (who, text) in enumerate(turns):
+        messages.append({"role": "user", "content": text, "name": who})
+        _, done = engine.capture_request(Scope(tenant, role, "talk"), f"t{i}",
+                                         [dict(m) for m in messages], {})
+        done.result()
+        messages.append({"role": "assistant", "content": "Okay."})
+    engine.flush()
+    return {str(it["text"]): int(it["id"])
+            for it in engine.list_items(tenant=tenant, role=role, limit=100)["items"]
+            if it["status"] == "active"}

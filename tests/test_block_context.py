@@ -10,12 +10,11 @@ never through a speaker's name.
 from __future__ import annotations
 
 import re
-from typing import Any
-
 import pytest
 
 from memory_core.engine import Engine
 from memory_core.models import Scope
+from tests.replay_helpers import say_in_thread
 
 TENANT, ROLE = "t_ctx", "chat"
 
@@ -31,19 +30,6 @@ TALK = [
 ]
 
 
-def _replay(engine: Engine) -> dict[str, int]:
-    """Say :data:`TALK` in one thread, each turn named by its speaker; ``{text: item id}``."""
-    messages: list[dict[str, Any]] = [{"role": "system", "content": "A chat."}]
-    for i, (who, text) in enumerate(TALK):
-        messages.append({"role": "user", "content": text, "name": who})
-        _, done = engine.capture_request(Scope(TENANT, ROLE, "talk"), f"t{i}",
-                                         [dict(m) for m in messages], {})
-        done.result()
-        messages.append({"role": "assistant", "content": "Okay."})
-    engine.flush()
-    return {str(it["text"]): int(it["id"])
-            for it in engine.list_items(tenant=TENANT, role=ROLE, limit=100)["items"]
-            if it["status"] == "active"}
 
 
 def _ask(engine: Engine, question: str) -> dict[int, float]:
@@ -70,14 +56,14 @@ def _ask(engine: Engine, question: str) -> dict[int, float]:
 ])
 def test_an_item_is_found_through_the_rest_of_its_message(
         engine: Engine, question: str, wanted: str) -> None:
-    items = _replay(engine)
+    items = say_in_thread(engine, TENANT, ROLE, TALK)
     assert wanted in items  # one sentence of its message, an item of its own
     assert items[wanted] in _ask(engine, question)
 
 
 def test_the_sentence_that_says_the_words_ranks_above_its_message_mate(
         engine: Engine) -> None:
-    items = _replay(engine)
+    items = say_in_thread(engine, TENANT, ROLE, TALK)
     said = items["I went to the harbour market last Sunday."]
     mate = items["We bought a copper kettle there."]
     got = _ask(engine, "What did Mara see at the harbour market?")
@@ -86,7 +72,7 @@ def test_the_sentence_that_says_the_words_ranks_above_its_message_mate(
 
 
 def test_a_name_said_to_someone_is_no_context(engine: Engine) -> None:
-    items = _replay(engine)
+    items = say_in_thread(engine, TENANT, ROLE, TALK)
     fence = items["I repaired the old fence today."]
     got = _ask(engine, "What did Mara tell us?")
     assert got  # Mara's items match on her name ...

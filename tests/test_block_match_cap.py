@@ -13,6 +13,7 @@ from typing import Any
 
 from memory_core.engine import Engine
 from memory_core.models import Scope
+from tests.replay_helpers import say_in_thread
 
 TENANT, ROLE = "t_cap", "chat"
 
@@ -34,19 +35,6 @@ WEAK = [
 QUESTION = "Where did Mara get the kettle, at the harbour market?"
 
 
-def _replay(engine: Engine) -> dict[str, int]:
-    """Mara says :data:`STRONG` and :data:`WEAK` in one thread; ``{text: item id}``."""
-    messages: list[dict[str, Any]] = [{"role": "system", "content": "A chat."}]
-    for i, text in enumerate([STRONG, *WEAK]):
-        messages.append({"role": "user", "content": text, "name": "Mara"})
-        _, done = engine.capture_request(Scope(TENANT, ROLE, "talk"), f"t{i}",
-                                         [dict(m) for m in messages], {})
-        done.result()
-        messages.append({"role": "assistant", "content": "Okay."})
-    engine.flush()
-    return {str(it["text"]): int(it["id"])
-            for it in engine.list_items(tenant=TENANT, role=ROLE, limit=100)["items"]
-            if it["status"] == "active"}
 
 
 def _matches(engine: Engine) -> list[int]:
@@ -63,7 +51,7 @@ def _matches(engine: Engine) -> list[int]:
 
 def test_the_strong_match_is_shown_and_the_common_word_matches_are_cut(
         engine: Engine) -> None:
-    ids = _replay(engine)
+    ids = say_in_thread(engine, TENANT, ROLE, [("Mara", t) for t in [STRONG, *WEAK]])
     assert STRONG in ids and all(w in ids for w in WEAK)
     shown = _matches(engine)
     weak = [ids[w] for w in WEAK]
@@ -88,7 +76,7 @@ def test_the_matches_past_the_cap_are_omitted_rows_of_the_explain_log(
         engine: Engine) -> None:
     """Every item matches; the cap shows 8 and the explain log names the others as
     omitted, with the cap, their rank and their score, next best first."""
-    ids = _replay(engine)
+    ids = say_in_thread(engine, TENANT, ROLE, [("Mara", t) for t in [STRONG, *WEAK]])
     matching = {ids[t] for t in [STRONG, *WEAK]}
     log = _question_log(engine)
     shown = [int(e["ref"][5:]) for e in log["included"] if e["ref"].startswith("item:")]
@@ -114,7 +102,7 @@ def test_memory_explain_prints_the_cut_matches_and_the_guidelines_once(
 
     from proxy.cli import main
 
-    ids = _replay(engine)
+    ids = say_in_thread(engine, TENANT, ROLE, [("Mara", t) for t in [STRONG, *WEAK]])
     _question_log(engine, log=True)
     engine.flush()
     out = CliRunner().invoke(main, ["memory", "explain", "--data-dir", str(tmp_path / "d"),
@@ -131,7 +119,7 @@ def test_memory_explain_prints_the_cut_matches_and_the_guidelines_once(
 def test_the_guideline_lines_are_one_row_of_the_explain_log(engine: Engine) -> None:
     """The bootstrap block's guideline lines (marker, role, tools) share one ref: one
     included row, their tokens summed."""
-    _replay(engine)
+    say_in_thread(engine, TENANT, ROLE, [("Mara", t) for t in [STRONG, *WEAK]])
     log = _question_log(engine)
     rows = [e for e in log["included"] if e["ref"] == "guidelines"]
     assert len(rows) == 1 and rows[0]["section"] == "guidelines"

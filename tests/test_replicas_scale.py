@@ -20,11 +20,11 @@ Checked at the end, from the database and from what the fake upstream received:
   requests.
 
 Size: ``LCM_REPLICA_AGENTS`` agents (default 16) × ``LCM_REPLICA_TURNS`` turns
-(default 40); ``.ci/run`` runs it with 200 turns (3,200 requests) in its
-PostgreSQL pass. Diagnosis: ``LCM_REPLICA_DEBUG=1`` prints the block of each missed
-fact; ``LCM_REPLICA_ONE=1`` sends every turn to replica a (the one-proxy baseline).
-Skips outside CI without PostgreSQL server binaries or psycopg;
-fails under ``CI=true`` (tests/test_store_responsemap.py's ``pg_url``).
+(default 40), as ``.ci/run``'s first pass runs it; its full size, 200 turns
+(3,200 requests), is run by hand (docs/evaluation/store_backends.md). Diagnosis:
+``LCM_REPLICA_DEBUG=1`` prints the block of each missed fact; ``LCM_REPLICA_ONE=1``
+sends every turn to replica a (the one-proxy baseline). Skips outside CI without
+PostgreSQL server binaries or psycopg; fails under ``CI=true`` (tests/test_store_responsemap.py's ``pg_url``).
 """
 
 from __future__ import annotations

@@ -20,8 +20,9 @@ import pytest
 from memory_core.engine import Engine
 from memory_core.evaluation.updates import replay
 from memory_core.items import standing, writer
-from memory_core.search import EmbeddingConfig, SearchConfig, SearchService, create_embedder
+from memory_core.search import EmbeddingConfig, SearchConfig, create_embedder
 from tests.conftest import sql_read
+from tests.replay_helpers import replay_items, status_of
 
 pytestmark = pytest.mark.slow  # the module's embedder pair loads once, its tests first
 
@@ -35,27 +36,8 @@ def embedder() -> Iterator[Any]:
     emb.close()
 
 
-def _replay(tmp: Path, messages: list[Any], embedder: Any = None,
-            **search: Any) -> list[dict[str, Any]]:
-    """Items (status, text, superseded_by) after ``messages`` (texts, or (name, text))."""
-    engine = Engine(tmp / "d")
-    if embedder is not None:
-        engine.attach_search(SearchService(engine.store, tmp / "d", SearchConfig(**search),
-                                           embedder))
-    rows = [{"content": m} if isinstance(m, str) else {"name": m[0], "content": m[1]}
-            for m in messages]
-    try:
-        replay(engine, {"id": "r", "messages": rows}, "t")
-        return sql_read(engine, lambda c: [dict(r) for r in c.execute(
-            "SELECT id, status, text, superseded_by FROM memory_items ORDER BY id")])
-    finally:
-        engine.close()
 
 
-def _status(items: list[dict[str, Any]], part: str) -> str:
-    found = [i["status"] for i in items if part in i["text"]]
-    assert len(found) == 1, items
-    return found[0]
 
 
 @pytest.mark.parametrize("messages, gone, kept", [
@@ -70,12 +52,12 @@ def _status(items: list[dict[str, Any]], part: str) -> str:
 def test_an_update_in_other_words_supersedes_what_it_revises(
         tmp_path: Path, embedder: Any, messages: list[str], gone: str, kept: list[str]) -> None:
     # without the vector half nothing pairs them: both stay current
-    plain = _replay(tmp_path / "plain", messages)
-    assert _status(plain, gone) == "active"
-    items = _replay(tmp_path / "indexed", messages, embedder)
-    assert _status(items, gone) == "superseded", items
+    plain = replay_items(tmp_path / "plain", messages)
+    assert status_of(plain, gone) == "active"
+    items = replay_items(tmp_path / "indexed", messages, embedder)
+    assert status_of(items, gone) == "superseded", items
     for part in kept:
-        assert _status(items, part) == "active", items
+        assert status_of(items, part) == "active", items
     new = next(i for i in items if messages[-1].startswith(i["text"][:10]))
     assert next(i for i in items if gone in i["text"])["superseded_by"] == new["id"]
 
@@ -93,7 +75,7 @@ def test_an_update_in_other_words_supersedes_what_it_revises(
 ])
 def test_an_update_revises_nothing_of_another_speaker_nor_when_ambiguous(
         tmp_path: Path, embedder: Any, messages: list[Any]) -> None:
-    items = _replay(tmp_path, messages, embedder)
+    items = replay_items(tmp_path, messages, embedder)
     assert [i for i in items if i["text"].endswith(("Emacs.", "too."))] and all(
         i["status"] == "active" for i in items if i["text"].endswith(("Emacs.", "too."))), items
 
@@ -102,9 +84,9 @@ def test_update_similarity_zero_turns_the_vector_half_off(
         tmp_path: Path, embedder: Any) -> None:
     messages = ["I write all my code in Emacs.",
                 "I no longer use Emacs, these days it's Helix for everything."]
-    assert _status(_replay(tmp_path / "on", messages, embedder), "code in Emacs") == "superseded"
-    off = _replay(tmp_path / "off", messages, embedder, update_similarity=0.0)
-    assert _status(off, "code in Emacs") == "active"
+    assert status_of(replay_items(tmp_path / "on", messages, embedder), "code in Emacs") == "superseded"
+    off = replay_items(tmp_path / "off", messages, embedder, update_similarity=0.0)
+    assert status_of(off, "code in Emacs") == "active"
 
 
 # -- the guards, on items a real capture stored ------------------------------------------------
@@ -195,7 +177,7 @@ def test_an_update_keeps_off_another_speakers_item(tmp_path: Path) -> None:
 ])
 def test_a_dated_statement_about_another_named_thing_revises_nothing(
         tmp_path: Path, embedder: Any, messages: list[str]) -> None:
-    items = _replay(tmp_path, messages, embedder)
+    items = replay_items(tmp_path, messages, embedder)
     assert len(items) == 2 and all(i["status"] == "active" for i in items), items
 
 
@@ -208,7 +190,7 @@ def test_a_dated_statement_about_another_named_thing_revises_nothing(
 ])
 def test_an_addition_dated_now_revises_nothing(
         tmp_path: Path, embedder: Any, messages: list[str]) -> None:
-    items = _replay(tmp_path, messages, embedder)
+    items = replay_items(tmp_path, messages, embedder)
     assert len(items) == 2 and all(i["status"] == "active" for i in items), items
 
 
@@ -240,5 +222,5 @@ def test_an_update_the_words_left_unpaired_revises_by_meaning(
 ])
 def test_another_environment_is_neither_merged_nor_revised(
         tmp_path: Path, embedder: Any, messages: list[str]) -> None:
-    items = _replay(tmp_path, messages, embedder)
+    items = replay_items(tmp_path, messages, embedder)
     assert len(items) == 2 and all(i["status"] == "active" for i in items), items

@@ -18,11 +18,9 @@ from typing import Any
 
 import pytest
 
-from memory_core.engine import Engine
-from memory_core.evaluation.updates import replay
 from memory_core.extraction import extract
-from memory_core.search import EmbeddingConfig, SearchConfig, SearchService, create_embedder
-from tests.conftest import sql_read
+from memory_core.search import EmbeddingConfig, create_embedder
+from tests.replay_helpers import replay_items, status_of
 
 
 @pytest.mark.parametrize("text", [
@@ -67,24 +65,8 @@ def embedder() -> Iterator[Any]:
     emb.close()
 
 
-def _replay(tmp: Path, messages: list[Any], embedder: Any) -> list[dict[str, Any]]:
-    """Items (status, text) after ``messages`` (texts, or (name, text))."""
-    engine = Engine(tmp / "d")
-    engine.attach_search(SearchService(engine.store, tmp / "d", SearchConfig(), embedder))
-    rows = [{"content": m} if isinstance(m, str) else {"name": m[0], "content": m[1]}
-            for m in messages]
-    try:
-        replay(engine, {"id": "r", "messages": rows}, "t")
-        return sql_read(engine, lambda c: [dict(r) for r in c.execute(
-            "SELECT id, status, text FROM memory_items ORDER BY id")])
-    finally:
-        engine.close()
 
 
-def _status(items: list[dict[str, Any]], part: str) -> str:
-    found = [i["status"] for i in items if part in i["text"]]
-    assert len(found) == 1, items
-    return found[0]
 
 
 @pytest.mark.slow
@@ -100,9 +82,9 @@ def _status(items: list[dict[str, Any]], part: str) -> str:
 ])
 def test_the_change_supersedes_what_it_revises(tmp_path: Path, embedder: Any,
                                                messages: list[str], gone: str) -> None:
-    items = _replay(tmp_path, messages, embedder)
-    assert _status(items, gone) == "superseded", items
-    assert _status(items, messages[-1][:6]) == "active", items
+    items = replay_items(tmp_path, messages, embedder)
+    assert status_of(items, gone) == "superseded", items
+    assert status_of(items, messages[-1][:6]) == "active", items
 
 
 @pytest.mark.slow
@@ -116,19 +98,10 @@ def test_the_change_supersedes_what_it_revises(tmp_path: Path, embedder: Any,
 ])
 def test_look_alikes_revise_nothing(tmp_path: Path, embedder: Any,
                                     messages: list[Any], kept: str) -> None:
-    items = _replay(tmp_path, messages, embedder)
-    assert _status(items, kept) == "active", items
+    items = replay_items(tmp_path, messages, embedder)
+    assert status_of(items, kept) == "active", items
 
 
-def _replay_words(tmp: Path, messages: list[str]) -> list[dict[str, Any]]:
-    """Items (status, text) after ``messages``, without search indexes (the words half)."""
-    engine = Engine(tmp / "w")
-    try:
-        replay(engine, {"id": "r", "messages": [{"content": m} for m in messages]}, "t")
-        return sql_read(engine, lambda c: [dict(r) for r in c.execute(
-            "SELECT id, status, text FROM memory_items ORDER BY id")])
-    finally:
-        engine.close()
 
 
 def test_it_in_the_cue_stands_for_the_attribute() -> None:
@@ -146,11 +119,11 @@ def test_a_change_after_an_event_revises_what_held_before(tmp_path: Path,
                                                           messages: list[str],
                                                           gone: str) -> None:
     # the event is when the change was made, not a condition its value holds under
-    items = _replay_words(tmp_path, messages)
-    assert _status(items, gone) == "superseded", items
+    items = replay_items(tmp_path, folder="w", messages=messages)
+    assert status_of(items, gone) == "superseded", items
 
 
 def test_a_value_under_an_event_without_a_change_verb_stands_beside(tmp_path: Path) -> None:
-    items = _replay_words(tmp_path, ["Retries wait 2 seconds.",
+    items = replay_items(tmp_path, folder="w", messages=["Retries wait 2 seconds.",
                                      "Retries wait 10 seconds after the first failure."])
-    assert _status(items, "2 seconds") == "active", items
+    assert status_of(items, "2 seconds") == "active", items
