@@ -96,6 +96,28 @@ def test_the_matches_past_the_cap_are_omitted_rows_of_the_explain_log(
                 if e["reason"].startswith("past")]
 
 
+def test_standing_items_leave_less_room_and_the_log_names_max_items(
+        engine: Engine) -> None:
+    """With standing items filling part of ``max_items``, fewer matches fit than
+    ``match_items``: the cut rows name ``max_items`` and the standing count, and their
+    ranks start right after the last match shown."""
+    standing = ["I prefer metric units.", "Always answer in British English.",
+                "I'm allergic to peanuts.", "Never use emojis in your answers."]
+    ids = say_in_thread(engine, TENANT, ROLE,
+                        [("Mara", t) for t in [*standing, STRONG, *WEAK]])
+    assert all(t in ids for t in standing)
+    engine.config = dataclasses.replace(engine.config, max_items=10)
+    log = _question_log(engine)
+    included = [e for e in log["included"] if e["ref"].startswith("item:")]
+    n_standing = sum(1 for e in included if e["reason"].startswith("standing"))
+    n_matches = sum(1 for e in included if "matches this turn" in e["reason"])
+    assert n_standing == len(standing) and n_matches == 10 - n_standing
+    cut = [e for e in log["omitted"] if e["reason"].startswith("past ")]
+    assert cut and [e["reason"] for e in cut] == [
+        f"past max_items (10, {n_standing} standing): rank {n}"
+        for n in range(n_matches + 1, n_matches + 1 + len(cut))]
+
+
 def test_memory_explain_prints_the_cut_matches_and_the_guidelines_once(
         engine: Engine, tmp_path: Any) -> None:
     from click.testing import CliRunner

@@ -964,7 +964,7 @@ def _choose_items(
     ix: IndexView, tx: Tx, capture: CaptureResult, newest_ids: set[int],
     view: set[int], q_terms: set[str], newest_text: str, scope: Scope, cfg: MemoryConfig,
     search: Searcher | None, indexed_items: int | None = None,
-    trace: dict[str, Any] | None = None, cut: list[tuple[Item, float, str]] | None = None,
+    trace: dict[str, Any] | None = None, cut: _Cut | None = None,
 ) -> tuple[list[tuple[Item, float, str]], list[Item], Callable[[Any], Item | None],
            dict[int, list[Item]]]:
     """The items for the block: ``(chosen, hidden, item_row, similar)``.
@@ -988,9 +988,9 @@ def _choose_items(
     index and the postings of this turn's keywords: no Python work per item.
     ``trace`` (diagnostics, e.g. ``docs/evaluation/locomo_block.py --why``): a dict
     that receives the candidate mask, ``rel`` (per slot), the match floor, the
-    pinned slots and the matches before the collapse. ``cut``: a list that receives
-    the next best matches past the cap (:func:`_collapse`), ``(row, priority,
-    reason)`` as in ``chosen``.
+    pinned slots and the matches before the collapse. ``cut``: receives the next
+    best matches past the cap (:func:`_collapse`), ``(row, priority, reason)`` as in
+    ``chosen``, and the room and standing count the cap was computed from.
     """
     n = ix.n
     ok = ix.live & ~ix.question
@@ -1095,7 +1095,9 @@ def _choose_items(
     # the evidence; their rank does).
     standing_rows = standing_rows[: cfg.max_items]
     room = max(0, min(cfg.max_items - len(standing_rows), cfg.match_items))
-    matching, similar = _collapse(matching, room, cut)
+    if cut is not None:
+        cut.room, cut.standing = room, len(standing_rows)
+    matching, similar = _collapse(matching, room, cut.rows if cut is not None else None)
     similar.update((k, v) for k, v in similar_st.items() if v)
     chosen = standing_rows + matching[:room]
     hidden_slots = np.flatnonzero(hidden_mask)
@@ -1216,11 +1218,10 @@ def assemble(
     if not cfg.in_view_tokens:
         view = set()
     # Matches past the cap: named in the explain log (built after the send).
-    cut: list[tuple[Item, float, str]] = []
+    cut = _Cut()
     chosen, hidden, item_row, similar = _choose_items(
         item_index, tx, capture, newest_ids, view, q_terms, newest_text, scope, cfg, search,
         indexed_items, cut=cut)
-    n_standing = sum(1 for _, _, why in chosen if why.startswith("standing"))
     linked_ids = {r["supersedes"] for r, _, _ in chosen if r["supersedes"]}
     linked_ids |= {r["conflict_with"] for r, _, _ in chosen if r["conflict_with"]}
     # a correction that named an attribute's head two or more items qualify, still
@@ -1396,7 +1397,7 @@ def assemble(
     def not_repeated() -> list[dict[str, Any]]:
         # Built with the log (after the send): the rows are the item cache's, not
         # changed in place (a changed item is a new row), so the same rows as now.
-        return _cut_log(cut, n_standing, cfg) + in_view.not_repeated_log(
+        return _cut_log(cut, cfg) + in_view.not_repeated_log(
             [r for r in hidden if r["id"] not in shown], lambda row: _prepared(row)[1],
             query_terms, lambda row: _prepared(row)[2])
 
@@ -1404,20 +1405,30 @@ def assemble(
                 empty_prefs=not evidence_fill)
 
 
-def _cut_log(cut: Sequence[tuple[Item, float, str]], n_standing: int, cfg: MemoryConfig
-             ) -> list[dict[str, Any]]:
-    """Explain-log rows (``omitted``) for matches past the cap (``cut``, best first,
-    from :func:`_collapse`): ``reason`` names the cap and the match's rank among the
-    matches (``past match_items (8): rank 9``), ``would_have_been`` its score.
-    ``tokens`` is 0: the line was never rendered."""
-    room = max(0, min(cfg.max_items - n_standing, cfg.match_items))
+@dataclass
+class _Cut:
+    """Matches past the block's cap, as :func:`_choose_items` cut them: ``rows``
+    (best first, from :func:`_collapse`), ``room`` (matches the cap let in) and
+    ``standing`` (standing items shown, which the room was left by)."""
+
+    rows: list[tuple[Item, float, str]] = field(default_factory=list)
+    room: int = 0
+    standing: int = 0
+
+
+def _cut_log(cut: _Cut, cfg: MemoryConfig) -> list[dict[str, Any]]:
+    """Explain-log rows (``omitted``) for matches past the cap (``cut.rows``):
+    ``reason`` names the cap and the match's rank among the matches (``past
+    match_items (8): rank 9``), ``would_have_been`` its score. ``tokens`` is 0: the
+    line was never rendered."""
+    room = cut.room
     cap = (f"past match_items ({cfg.match_items})" if room == cfg.match_items else
-           f"past max_items ({cfg.max_items}, {n_standing} standing)")
+           f"past max_items ({cfg.max_items}, {cut.standing} standing)")
     return [{"ref": f"item:{r['id']}",
              "section": "prefs" if r["kind"] == "preference" and r["evidence"] == "user"
              else "items",
              "tokens": 0, "reason": f"{cap}: rank {room + i + 1}", "would_have_been": why}
-            for i, (r, _, why) in enumerate(cut)]
+            for i, (r, _, why) in enumerate(cut.rows)]
 
 
 _SECTION_HEADERS = {
