@@ -118,6 +118,30 @@ def test_standing_items_leave_less_room_and_the_log_names_max_items(
         for n in range(n_matches + 1, n_matches + 1 + len(cut))]
 
 
+def test_standing_items_past_their_cap_are_omitted_rows_of_the_explain_log(
+        engine: Engine) -> None:
+    """Standing items past ``pinned_items`` (or ``max_items``) are not shown: the
+    explain log names each, its cap, its rank among the standing items and its weight."""
+    standing = ["I prefer metric units.", "Always answer in British English.",
+                "I'm allergic to peanuts.", "Never use emojis in your answers.",
+                "I prefer short answers.", "Always cite the source of a number."]
+    ids = say_in_thread(engine, TENANT, ROLE, [("Mara", t) for t in standing])
+    assert all(t in ids for t in standing)
+    for cfg, cap, shown_n in (({"pinned_items": 4}, "past pinned_items (4)", 4),
+                              ({"pinned_items": 20, "max_items": 2}, "past max_items (2)", 2)):
+        engine.config = dataclasses.replace(engine.config, **cfg)
+        log = _question_log(engine, f"q{shown_n}")
+        shown = {int(e["ref"][5:]) for e in log["included"]
+                 if e["ref"].startswith("item:") and e["reason"].startswith("standing")}
+        past = [e for e in log["omitted"] if e["reason"].startswith(cap)]
+        assert len(shown) == shown_n
+        assert {int(e["ref"][5:]) for e in past} == set(ids[t] for t in standing) - shown
+        assert [e["reason"] for e in past] == [f"{cap}: standing rank {n}" for n in
+                                               range(shown_n + 1, len(standing) + 1)]
+        assert all(re.fullmatch(r"standing \w+ \(weight [\d.]+\)", e["would_have_been"])
+                   and e["tokens"] == 0 for e in past)
+
+
 def test_memory_explain_prints_the_cut_matches_and_the_guidelines_once(
         engine: Engine, tmp_path: Any) -> None:
     from click.testing import CliRunner

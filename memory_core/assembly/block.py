@@ -1061,6 +1061,11 @@ def _choose_items(
                                           folded_slots=folded_slots, ix=ix)
     pinned = np.array(kept_slots, dtype=np.int64)
     pinned = pinned[np.argsort(-ix.ids[pinned], kind="stable")]
+    if cut is not None and st.size > len(kept_slots) + len(folded_slots):
+        # standing items past the cap (the heaviest first), for the explain log
+        ahead = st[: len(kept_slots) + len(folded_slots) + CUT_LOGGED]
+        left = ahead[~np.isin(ahead, kept_slots + folded_slots)][:CUT_LOGGED]
+        cut.standing_rows = [(ix.rows[s], float(weight[s])) for s in left.tolist()]
     # Matches: only real ones (at least a third of the best score: shared common
     # words or kana bigrams alone do not make an item relevant), the best first, in
     # the room the standing items leave — standing items always keep their places.
@@ -1093,6 +1098,10 @@ def _choose_items(
     # At most ``match_items`` matches: past the few best, a match shares one or two
     # common words with the turn (the relative floor does not tell them apart from
     # the evidence; their rank does).
+    if cut is not None and len(standing_rows) > cfg.max_items:
+        cut.standing_rows[:0] = [(ix.rows[s], float(weight[s]))
+                                 for s in pinned[cfg.max_items:].tolist()]
+        del cut.standing_rows[CUT_LOGGED:]
     standing_rows = standing_rows[: cfg.max_items]
     room = max(0, min(cfg.max_items - len(standing_rows), cfg.match_items))
     if cut is not None:
@@ -1407,13 +1416,17 @@ def assemble(
 
 @dataclass
 class _Cut:
-    """Matches past the block's cap, as :func:`_choose_items` cut them: ``rows``
-    (best first, from :func:`_collapse`), ``room`` (matches the cap let in) and
-    ``standing`` (standing items shown, which the room was left by)."""
+    """What :func:`_choose_items` cut: the matches past the cap, ``rows`` (best
+    first, from :func:`_collapse`), ``room`` (matches the cap let in) and
+    ``standing`` (standing items shown, which the room was left by); and the
+    standing items past theirs (``standing_rows``)."""
 
     rows: list[tuple[Item, float, str]] = field(default_factory=list)
     room: int = 0
     standing: int = 0
+    standing_rows: list[tuple[Item, float]] = field(default_factory=list)
+    """Standing items past ``pinned_items`` or ``max_items`` (at most
+    :data:`CUT_LOGGED`, the heaviest first), with their standing weight."""
 
 
 def _cut_log(cut: _Cut, cfg: MemoryConfig) -> list[dict[str, Any]]:
@@ -1424,11 +1437,20 @@ def _cut_log(cut: _Cut, cfg: MemoryConfig) -> list[dict[str, Any]]:
     room = cut.room
     cap = (f"past match_items ({cfg.match_items})" if room == cfg.match_items else
            f"past max_items ({cfg.max_items}, {cut.standing} standing)")
-    return [{"ref": f"item:{r['id']}",
-             "section": "prefs" if r["kind"] == "preference" and r["evidence"] == "user"
-             else "items",
-             "tokens": 0, "reason": f"{cap}: rank {room + i + 1}", "would_have_been": why}
-            for i, (r, _, why) in enumerate(cut.rows)]
+    st_cap = (f"past pinned_items ({cfg.pinned_items})"
+              if cfg.pinned_items <= cfg.max_items else f"past max_items ({cfg.max_items})")
+    return [{"ref": f"item:{r['id']}", "section": _section_of(r), "tokens": 0,
+             "reason": f"{st_cap}: standing rank {cut.standing + i + 1}",
+             "would_have_been": f"standing {r['kind']} (weight {w:.1f})"}
+            for i, (r, w) in enumerate(cut.standing_rows)] + [
+        {"ref": f"item:{r['id']}", "section": _section_of(r), "tokens": 0,
+         "reason": f"{cap}: rank {room + i + 1}", "would_have_been": why}
+        for i, (r, _, why) in enumerate(cut.rows)]
+
+
+def _section_of(r: Item) -> str:
+    """The block section an item's line would have been in."""
+    return "prefs" if r["kind"] == "preference" and r["evidence"] == "user" else "items"
 
 
 _SECTION_HEADERS = {
