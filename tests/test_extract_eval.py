@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from memory_core.evaluation.extraction import load, score, subject_similarity
+from memory_core.extraction import extract
 from memory_core.extraction import KINDS
 
 SET = Path(__file__).parent / "data" / "extraction_labelled.jsonl"
@@ -133,6 +134,33 @@ def test_standing_is_scored_on_labelled_messages_only(tmp_path: Path) -> None:
     assert score(_write(tmp_path, [{"id": "e", "lang": "en", "speaker": "user",
                                     "text": "Always lint.", "expected": []}]))["standing"] is None
     assert score(SET)["standing"] is None
+
+
+def test_standing_pairs_a_statement_filed_under_another_key(tmp_path: Path) -> None:
+    """A standing statement whose extracted key differs from the labelled subject
+    (the subject is in its text) is one statement, not a miss and a stray; a subject
+    pair still comes first, and a text that does not name the subject pairs nothing."""
+    rule = "When you explain math to me, always show every step."
+    path = _write(tmp_path, [
+        {"id": "a", "lang": "en", "speaker": "user", "text": rule,
+         "expected": [{"kind": "constraint", "subject": "math", "standing": True}]},
+        {"id": "b", "lang": "en", "speaker": "user", "text": rule,
+         "expected": [{"kind": "constraint", "subject": "algebra", "standing": True}]},
+    ])
+    predicted = extract(rule)
+    assert predicted and "math" not in (predicted[0].subject or "").lower()
+    st = score(path)["standing"]
+    assert (st["tp"], st["fp"], st["fn"]) == (1, 1, 1), st
+    got = [e["id"] for e in score(path)["standing_errors"]]
+    assert got == ["b"]
+    # a subject pair of another kind is preferred to a same-kind pair by text
+    from memory_core.evaluation.extraction import _standing_pairs
+    from memory_core.extraction import Extracted
+    fact = Extracted(kind="fact", text="I'm allergic to shellfish", subject="shellfish")
+    order = Extracted(kind="constraint", text="so no shellfish in my recipes",
+                      subject="recipes")
+    assert _standing_pairs([{"kind": "constraint", "subject": "shellfish"}],
+                           [order, fact]) == [(0, 1)]
 
 
 def test_standing_labels_are_booleans(tmp_path: Path) -> None:

@@ -23,7 +23,8 @@ assistant proposals), a prediction *stands* when the block would put it in every
 turn: :func:`memory_core.assembly.block.standing_weight` > 0 on the item as it would be
 stored (evidence ``user`` unless a proposal; an extraction flagged ``correction``
 counts as superseding an earlier item). Predictions pair with the labels of their
-message by subject (any kind; the same kind first). Standing precision is the share
+message by subject (any kind; the same kind first), or by a text that holds the
+labelled subject (a statement filed under another key still stands or not). Standing precision is the share
 of standing predictions, in messages whose every label carries ``standing`` (in a
 set that has such labels: its messages with no item are judged too), paired
 with a label that says ``true``; recall the share of ``true`` labels whose paired
@@ -56,6 +57,9 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
 _STRIP = re.compile(r"[\s\W_]+")
 _LINK = re.compile(r"[的の]")
 MATCH_THRESHOLD = 0.5
+TEXT_PAIR = 0.4
+"""Standing pairs only: the most a pair by text (a prediction whose text holds the
+labelled subject, its own subject not matching) scores, below any subject pair."""
 
 
 def load(path: str | Path) -> list[dict[str, Any]]:
@@ -179,16 +183,30 @@ def stands(item: Extracted, speaker: str = "user") -> bool:
 def _standing_pairs(expected: list[dict[str, Any]], predicted: list[Extracted]
                     ) -> list[tuple[int, int]]:
     """Labels and predictions of one message paired by subject, any kind (the same
-    kind first, then a labelled value matched), greedily, each used once."""
+    kind first, then a labelled value matched), greedily, each used once. A
+    prediction whose text names the labelled subject pairs too, after every subject
+    match (:data:`TEXT_PAIR`): whether a statement stands is judged apart from the
+    key it was filed under, which the overall scores judge."""
     scored = []
     for i, exp in enumerate(expected):
         for j, got in enumerate(predicted):
             sim = (subject_similarity(exp["subject"], got.subject or got.text)
                    if "subject" in exp else 1.0)
+            bonus = ((1.0 if exp["kind"] == got.kind else 0.0)
+                     + (0.5 if "value" in exp and _value_ok(exp, got) else 0.0))
             if sim >= MATCH_THRESHOLD:
-                scored.append((sim + (1.0 if exp["kind"] == got.kind else 0.0)
-                               + (0.5 if "value" in exp and _value_ok(exp, got) else 0.0), i, j))
+                scored.append((sim + bonus, i, j))
+            elif _names(got.text, exp["subject"]):
+                # below every subject pair, whatever its kind and value
+                scored.append((TEXT_PAIR * (sim + bonus) / 3.0, i, j))
     return _greedy(scored)
+
+
+def _names(text: str, subject: str) -> bool:
+    """Whether ``text`` holds ``subject`` (normalised as :func:`subject_similarity`
+    normalises: case, links, punctuation and spaces, traditional characters)."""
+    flat = _STRIP.sub("", _LINK.sub("", fold_traditional(subject.lower())))
+    return bool(flat) and flat in _STRIP.sub("", _LINK.sub("", fold_traditional(text.lower())))
 
 
 def _standing_counts(counts: dict[str, int], errors: list[dict[str, Any]],
