@@ -43,7 +43,7 @@ def test_extracted_is_frozen_with_the_agreed_fields() -> None:
     assert names == ["kind", "text", "subject", "value", "value_text", "unit", "condition",
                      "correction", "task_label", "lang", "negated", "label", "loose",
                      "replaces", "replacement", "tentative", "one_off", "lasting", "said",
-                     "local", "topic", "dated", "every", "edit"]
+                     "local", "topic", "dated", "every", "edit", "quoted"]
     item = one("The staging DB is on port 5433.")
     with pytest.raises(dataclasses.FrozenInstanceError):
         item.kind = "decision"  # type: ignore[misc]

@@ -35,7 +35,7 @@ from memory_core.assembly import in_view
 from memory_core.config import MemoryConfig
 from memory_core.extraction import ends, relative_dates
 from memory_core.extraction.prepare import fold_width, user_words
-from memory_core.items import accounts, chitchat, fields, readings, standing
+from memory_core.items import accounts, chitchat, fields, readings, standing, standing_gates
 from memory_core.items.branches import EDITED
 from memory_core.items.index import IndexView, ItemIndex, MessageContext, context_of
 from memory_core.items.writer import GLOBAL_TENANT, account_tenant
@@ -808,7 +808,9 @@ def standing_weight(row: Any) -> float:
     (:func:`memory_core.items.standing.pointer`: "nope, revert that."),
     0 for chit-chat that looks standing (:func:`memory_core.items.chitchat.chitchat`:
     "Let's do it!", "Yesterday I chose to …", "You must be so proud", "I love this
-    city", "The 3 older cousins adore chess"),
+    city", "The 3 older cousins adore chess"), 0 for what fails a structural gate
+    (:mod:`memory_core.items.standing_gates`: someone else's words, a request bound to
+    the moment, a number told in the past tense, a wish for one thing),
     decision 1.5 (+1.5 when explicit: "we decided", 决定), fact 0;
     +2.5 for a stated number (the exact values agents forget),
     +1.5 for a correction (it supersedes an earlier item; not a fact the user passes
@@ -845,7 +847,9 @@ def standing_weight(row: Any) -> float:
             or standing.status_report(row) or fields.dated(row)
             or (row["kind"] == "preference" and standing.reaction(row["text"]))
             or standing.habit(row) or standing.encouragement(row) or standing.pointer(row)
-            or chitchat.chitchat(row)):
+            or chitchat.chitchat(row) or standing_gates.others_words(row)
+            or standing_gates.bound_to_now(row) or standing_gates.past_report(row)
+            or standing_gates.single_request(row)):
         return 0.0  # one of a series ("Run 39: …"), a request about one answer, a guess,
         # how the work stands ("Tests are green now"), a plan for one day, a liking of
         # what was just shown ("I love it!")

@@ -71,6 +71,10 @@ class Extracted:
     ``dated`` marks the user's own plan or obligation for a day they name ("Tomorrow I
     have to file the VAT report", 明天我得去银行; :mod:`memory_core.extraction.dated`):
     a fact recalled in any conversation where it matches, never a standing line.
+    ``quoted`` marks another person's words the user passes on: a line another speaker
+    leads in a pasted chat that the user does not adopt
+    (:func:`memory_core.extraction.transcript.other_lines`); kept and searchable, never
+    the user's standing rule.
     ``edit`` marks an order to change a value the speaker holds ("Change my favourite
     colour to blue"; :data:`memory_core.extraction.lexicon.EN_EDIT_ORDER`): a
     correction, stored only where it replaces an earlier statement of the same key.
@@ -105,3 +109,4 @@ class Extracted:
     dated: bool = False
     every: bool = False
     edit: bool = False
+    quoted: bool = False

@@ -583,7 +583,27 @@ def extract(text: str, *, speaker: str = "user") -> list[Extracted]:
         # "Don't remember this, but …": the user keeps it out of memory. Read on the
         # prepared scan, so a request quoted, pasted or in a block quote is no opt-out.
         return []
-    return message.items()
+    items = message.items()
+    others = transcript.other_lines(text) if speaker == "user" else []
+    return _mark_quoted(text, items, others) if others else items
+
+
+def _mark_quoted(text: str, items: list[Extracted], others: list[tuple[int, int]]
+                 ) -> list[Extracted]:
+    """``items`` with those that start in another speaker's line (``others``,
+    :func:`transcript.other_lines`) marked ``quoted``: material the user passes on."""
+    out: list[Extracted] = []
+    cursor = 0
+    for item in items:
+        at = text.find(item.text, cursor)
+        if at < 0:
+            at = text.find(item.text.split(ELISION)[-1], cursor)
+        if at >= 0:
+            cursor = at
+            if any(a <= at < b for a, b in others):
+                item = replace(item, quoted=True)
+        out.append(item)
+    return out
 
 
 class _Message:

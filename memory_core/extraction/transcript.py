@@ -15,13 +15,20 @@ level, "ERROR:"), and is no field label of a header, a form or a config ("From:"
 "Subject:", "Status:", "Step:", 状态, 件名): such a block is no chat. The user's own label
 ("me:", 我：, 私：) is a speaker of a chat and is blanked in any message, so the line is
 read as the user's own words ("me: from now on I review PRs before lunch").
+
+Whose words a line holds is :func:`other_lines`: where a message shows who says what
+(two speakers' leads or more), a line another person leads is their words, which the
+user passes on, unless a line after it acknowledges it: the user's own ("me: ok,
+agreed, …", 私：了解) where the user answers, else anyone's (a team's agreement: "Raj:
+agreed."). A message led by one name alone ("Tom: my team moved the standup") is that
+speaker's own, the way a group chat names its sender.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["mask", "speaker_spans"]
+__all__ = ["mask", "other_lines", "speaker_spans"]
 
 _PREFIX = re.compile(r"[ \t]*(?:(?P<self>(?i:me)|我|私|自分)|(?P<name>[A-Z][a-z]{1,15}"
                      r"|[\u3040-\u30ff\u4e00-\u9fff]{2,4}))[ \t]*[:：][ \t]*(?=\S)")
@@ -88,3 +95,40 @@ def mask(scan: str) -> str:
     for start, end in spans:
         chars[start:end] = " " * (end - start)
     return "".join(chars)
+
+
+def other_lines(text: str) -> list[tuple[int, int]]:
+    """The ``[start, end)`` spans of the lines of ``text`` that another person says and
+    nobody adopts (module doc): in a chat (every line led by a speaker, two of them or
+    more, one the user's own label "me:", 我：, 私：, or one line a reply; no field label),
+    each line a name leads, up to the next lead. A later line that opens with an acknowledgement (:data:`_REPLY`:
+    "agreed", 👍, 了解) adopts it: the user's own next line if the user answers
+    ("me: ok, agreed" adopts, "me: I'll push back" does not), else anyone's (a team's
+    agreement the user passes on). ``[]`` for most messages."""
+    if ":" not in text and "：" not in text:
+        return []
+    leads: list[tuple[int, bool, bool]] = []  # (line start, is the user's, acknowledges)
+    names: set[str] = set()
+    pos = 0
+    for line in text.split("\n"):
+        m = _PREFIX.match(line) if line.strip() else None
+        if m is not None and (m.group("self") is not None
+                              or m.group("name").lower() not in _LABELS):
+            own = m.group("self") is not None
+            names.add("" if own else m.group("name"))
+            leads.append((pos, own, _REPLY.match(line, m.end()) is not None))
+        elif line.strip():
+            return []  # a line no speaker leads: notes or a form, no chat
+        pos += len(line) + 1
+    if len(names) < 2 or not ("" in names or any(ack for _, _, ack in leads)):
+        return []  # a chat shows the user's own label or a reply (module doc)
+    spans: list[tuple[int, int]] = []
+    for i, (start, own, _) in enumerate(leads):
+        if own:
+            continue
+        later = leads[i + 1:]
+        answer = next((ack for _, is_own, ack in later if is_own), None)
+        if answer if answer is not None else any(ack for _, _, ack in later):
+            continue
+        spans.append((start, leads[i + 1][0] if i + 1 < len(leads) else len(text)))
+    return spans

@@ -90,10 +90,17 @@ def dated(row: Any) -> bool:
     return bool(data_of(row).get("dated"))
 
 
+def quoted(row: Any) -> bool:
+    """Whether the item is another person's words the user passed on (``data.quoted``: a
+    line another speaker leads in a pasted chat; ``Extracted.quoted``). Rows stored before
+    the extraction marked it read ``False``."""
+    return bool(data_of(row).get("quoted"))
+
+
 def extraction_data(ex: Any) -> dict[str, Any]:
     """The ``data`` JSON fields an extracted item (``Extracted``) carries into its row:
     ``negated``, ``task_label``, ``label``, ``loose``, ``tentative``, ``one_off``,
-    ``lasting``, ``local``, ``dated`` and ``correction`` (a correction or update: it may
+    ``lasting``, ``local``, ``dated``, ``quoted`` and ``correction`` (a correction or update: it may
     revise an item it shares no words with, ``memory_core.items.writer.revise_by_meaning``)
     where set (the speaker is the caller's)."""
     data: dict[str, Any] = {"negated": bool(getattr(ex, "negated", False))}
@@ -102,7 +109,7 @@ def extraction_data(ex: Any) -> dict[str, Any]:
             data[name] = getattr(ex, name)
     if getattr(ex, "loose", False) and getattr(ex, "value", None) is not None:
         data["loose"] = True
-    for name in ("tentative", "one_off", "lasting", "correction", "local", "dated"):
+    for name in ("tentative", "one_off", "lasting", "correction", "local", "dated", "quoted"):
         if getattr(ex, name, False):
             data[name] = True
     return data
