@@ -9,8 +9,11 @@ split; each standing case fails before the change, the controls pass before and 
   locked ("Let's pin the Python version at 3.12").
 - An order to assume something of all later work ("Assume metric units for all …").
 - The user's own allergy as the reason of a request (ナッツアレルギーがあるから、…).
+- An order said to hold whatever happens or over all the user's input; a lead asking
+  to remember ("Remember: …", 记住：…).
 
-Controls: questions, past reports, another's team, a day named, one-off orders.
+Controls: questions, past reports, another's team, a day named, one-off orders, rules
+someone else passes on (reported speech stays a fact by design).
 """
 
 from __future__ import annotations
@@ -77,6 +80,31 @@ def test_an_own_allergy_before_a_request_stands(text: str) -> None:
 
 
 @pytest.mark.parametrize("text", [
+    "No matter what, don't schedule meetings for me before 10am.",
+    "无论如何，都别把我的手机号写进文档里。",
+    "どんな場合でも、敬語で返信してください。",
+    "Check the grammar in every email I paste, please.",
+    "我写的每段代码都帮我检查一下类型注解。",
+    "Remember: my daughter's school starts at 8:15.",
+    "记住：我的车牌是京A12345。",
+])
+def test_an_order_for_whatever_happens_or_all_input_or_kept_stands(text: str) -> None:
+    assert_stands(text)
+
+
+def test_an_added_order_keeps_its_prohibition() -> None:
+    items = extract("No matter what, don't schedule meetings for me before 10am.")
+    assert [(i.kind, i.negated) for i in items] == [("constraint", True)]
+
+
+@pytest.mark.parametrize("text", [
+    "A podcast I like says you should always stretch before running. Is that true?",
+    "My friend says he never eats after 8pm.",
+    "小李说他每次都迟到。",
+    "Tom said we must hurry up today.",
+    "Our tech lead says we must squash-merge every PR.",
+    "经理说周会纪要每次都要发到群里。",
+    "Check the grammar in this email I wrote.",
     "In this project, should we store money as integers?",
     "このrepoでは何のformatterを使っていますか？",
     "In this project we used MongoDB back in 2021.",

@@ -1,8 +1,10 @@
 """Statements that stand by their scope or their form, not by a word of time.
 
-A rule says it stands with "always" or "from now on" (:data:`memory_core.items.standing.STANDING_RULE`);
-these classes say it otherwise, and the extraction marks what they cover ``lasting``
-(:attr:`memory_core.extraction.model.Extracted.lasting`), so the block shows it in every turn:
+A rule says it stands with "always" or "from now on"
+(:data:`memory_core.items.standing.STANDING_RULE`); these classes say it otherwise, and
+the extraction marks what they cover ``lasting``
+(:attr:`memory_core.extraction.model.Extracted.lasting`), so the block shows it in every
+turn:
 
 - a **scope marker** over the project, the repository or the team ("In this project all
   timestamps are stored in UTC", "Across the team we use pnpm", 在这个项目里…,
@@ -14,12 +16,18 @@ these classes say it otherwise, and the extraction marks what they cover ``lasti
 - an order to **assume** something of all later work ("assume that for any tabs you
   write me", "assume I'm on Linux unless I say otherwise");
 - the user's own **allergy or diet** given as the reason of a request (甲殻類アレルギー
-  があるので…気をつけて, "I'm allergic to shellfish, so …").
+  があるので…気をつけて, "I'm allergic to shellfish, so …");
+- an order said to hold **whatever happens** ("No matter what, …", 无论如何，…,
+  どんな場合でも、…) or over **all the user's input** ("every email I paste",
+  我写的每段代码);
+- a **lead asking to remember** what follows ("Remember: …", 记住：…).
 
 None of them holds in a question, a past report ("In this project we used MongoDB
 back in 2021"), a statement about one day ("tomorrow", 明天, 明日) or what someone else's
-team does ("My sister's team …"). A decision or a lock that the rules read as nothing
-becomes a ``decision`` item of its own. Pure; called once per user message by
+team does ("My sister's team …"); a rule someone else passes on ("Priya says we must
+…") stays their fact, as the design reads reported speech. A decision or a lock that the rules read as nothing
+becomes a ``decision`` item of its own; a scoped norm or an order of the last two kinds,
+a ``constraint``. Pure; called once per user message by
 :mod:`memory_core.extraction.pipeline`.
 """
 
@@ -90,6 +98,25 @@ OWN_ALLERGY = re.compile(
     r"|^(?:私は)?(?P<ja>[^、。，,は]{1,10}アレルギー)(?:がある|があります|持ちな|な)(?:ので|から)", re.I)
 """The user's own allergy given as the reason of a request (module doc)."""
 
+NO_MATTER = re.compile(
+    r"\bno\s+matter\s+what\b|\bunder\s+(?:no|any)\s+circumstances\b|\bwhatever\s+happens\b"
+    r"|不管(?:什么|怎样|怎么样|如何|任何)|无论(?:如何|什么|怎样|任何)|どんな(?:場合|時|とき|状況)でも"
+    r"|何があっても", re.I)
+"""An order said to hold whatever happens (不管什么情况，都不要…, "no matter what")."""
+
+REMEMBER_LEAD = re.compile(
+    r"^\W*(?:remember|keep\s+in\s+mind|don't\s+forget|for\s+the\s+record|记住|记得|请记住"
+    r"|覚えておいて(?:ください)?)\s*[:：,，]\s*\S", re.I)
+"""A lead asking the assistant to keep what follows ("Remember: my name is …"), as
+"…, remember that" after it does (:func:`memory_core.extraction.promotion.kept_tail`)."""
+
+EVERY_OWN = re.compile(
+    r"\b(?:every|each|any|all)\s+(?:of\s+)?(?:the\s+)?(?:[\w-]+\s+){0,2}?(?:that\s+)?i\s+"
+    r"(?:make|write|send|post|ask|say|paste|share|submit|give\s+you)\b"
+    r"|我(?:发|写|问|说|贴)的每(?:个|一个|条|一条|段|句|篇)", re.I)
+"""An order over all the user's later input ("correct every mistake I make", 我写的每段
+代码): it holds for every message, not the one at hand."""
+
 NOT_STANDING = re.compile(
     r"\b(?:was|were|had|did|used\s+to|yesterday|ago|last\s+(?:week|month|year|time|sprint)"
     r"|back\s+in|in\s+hindsight|tomorrow|tonight|today|this\s+(?:morning|afternoon|evening"
@@ -97,7 +124,7 @@ NOT_STANDING = re.compile(
     r"|\b(?:we|i|they|he|she)\s+(?!need)\w+ed\b"
     r"|\b[A-Z][a-z]+(?:'s|’s)\s+(?:team|project|repo|company)\b"
     r"|\b(?:my|his|her|their)\s+(?:sister|brother|friend|wife|husband|partner|boss|manager"
-    r"|colleague|mom|mum|dad|father|mother)(?:'s|’s)?\b"
+    r"|colleague|mom|mum|dad|father|mother)(?:'s|’s)\s"
     r"|明天|今天|今晚|昨天|上周|去年|以前|曾经|这次|这一次|暂时"
     r"|明日|今日|今夜|昨日|先週|去年|以前|昔|今回|とりあえず"
     r"|[?？]\s*$")
@@ -110,13 +137,15 @@ def _holds(text: str) -> bool:
 
 
 def marks(text: str) -> bool:
-    """Whether ``text`` (an item's words) stands by a class of the module doc that an
-    existing item already carries: a scope marker, a team standard, a decision lead or
-    a locked choice, an order to assume, the user's own allergy before a request."""
+    """Whether ``text`` (an item's words) stands by a class of the module doc: a scope
+    marker, a team standard, a decision lead or a locked choice, an order to assume,
+    the user's own allergy before a request, an order said to hold whatever happens,
+    one over all the user's input, a lead asking to remember."""
     if not _holds(text):
         return False
     return any(p.search(text) is not None
-               for p in (SCOPE, STANDARD, DECISION_LEAD, LOCK, ASSUME, OWN_ALLERGY))
+               for p in (SCOPE, STANDARD, DECISION_LEAD, LOCK, ASSUME, OWN_ALLERGY, NO_MATTER,
+                         REMEMBER_LEAD, EVERY_OWN))
 
 
 _NORM = re.compile(
@@ -124,6 +153,9 @@ _NORM = re.compile(
     r"|用|是|要|都|必须|は|で|を", re.I)
 """A verb of how things are done: a sentence with a scope marker and one of these
 states a norm of the project, though the rules found no item in it."""
+
+_PROHIBITION = re.compile(r"\b(?:don't|do\s+not|never|no)\b|别|不要|不准|不许|禁止|ないで", re.I)
+"""What makes an added constraint a prohibition (``Extracted.negated``)."""
 
 _JA_TOPIC = re.compile(r"^[^、。はが]{1,16}?(?=は)")
 _ZH_TOPIC = re.compile(r"^[^，,。]{1,12}?(?=(?:一律|统一|都|是|在|用|改)(?!$))")
@@ -146,13 +178,14 @@ def _decision_subject(m: re.Match[str], text: str, lang: str) -> str | None:
 
 def settle(text: str, scan: str, items: list[Extracted]) -> list[Extracted]:
     """Mark ``lasting`` the user's items that stand by a class of the module doc, and
-    add a ``decision`` for a sentence that makes one (a decision lead, a locked choice)
-    where the rules found no item.
+    add a ``decision`` for a sentence that makes one (a decision lead, a locked choice),
+    or a ``constraint`` for a scoped norm or an order over all input or whatever
+    happens, where the rules found no item in the sentence.
 
     ``text``: the message; ``scan``: its prepared form (code, quotes and URLs masked:
     :func:`memory_core.extraction.prepare.prepare`); ``items``: what the rules extracted,
-    in text order. Returns the items, in text order. Questions, tentative, one-day, series and task-local items are left as they
-    are.
+    in text order. Returns the items, in text order. Questions and tentative, one-day,
+    labelled and task-local items are left as they are.
     """
     out = []
     for item in items:
@@ -182,6 +215,10 @@ def settle(text: str, scan: str, items: list[Extracted]) -> list[Extracted]:
             kind, subject = "decision", _decision_subject(lock, sentence, lang)
         elif lead is not None:
             kind, subject = "decision", _topic_key(sentence[lead.end():], lang)
+        elif EVERY_OWN.search(sentence) is not None or NO_MATTER.search(sentence) is not None:
+            # "Please correct every mistake I make", "No matter what, don't …"
+            kind = "constraint"
+            subject = key(NO_MATTER.sub(" ", sentence).strip(" ,，、"), lang, action=True)
         elif scope is not None and _NORM.search(sentence) is not None:
             # "Commit messages in this project follow Conventional Commits"
             kind = "constraint"
@@ -194,6 +231,7 @@ def settle(text: str, scan: str, items: list[Extracted]) -> list[Extracted]:
             q = primary_quantity(find_quantities(scan, a, b), scan)
             placed.append((a, Extracted(
                 kind=kind, text=text[a:b].strip(), subject=subject, lang=lang, lasting=True,
+                negated=kind == "constraint" and _PROHIBITION.search(sentence) is not None,
                 value=q.value if q else None, value_text=q.value_text if q else None,
                 unit=q.unit if q else None)))
     placed.sort(key=lambda p: p[0])
