@@ -8,7 +8,8 @@ split; each standing case fails before the change, the controls pass before and 
 - A decision under a lead that names it ("Decision: …", 我们组定了：…) or a choice
   locked ("Let's pin the Python version at 3.12").
 - An order to assume something of all later work ("Assume metric units for all …").
-- The user's own allergy as the reason of a request (ナッツアレルギーがあるから、…).
+- The user's own allergy, condition or diet, alone or as the reason of a request
+  (ナッツアレルギーがあるから、…, "I have celiac disease, so …").
 - An order said to hold whatever happens or over all the user's input; a lead asking
   to remember ("Remember: …", 记住：…).
 
@@ -74,8 +75,13 @@ def test_an_order_to_assume_for_all_later_work_stands(text: str) -> None:
 @pytest.mark.parametrize("text", [
     "ナッツアレルギーがあるから、お菓子のレシピはナッツなしでお願い。",
     "卵アレルギーがあるので、外食の店を選ぶときは注意してください。",
+    "ベジタリアンなので、肉料理は提案しないでください。",
+    "小麦アレルギーなので、パン以外でお願いします。",
+    "我有乳糖不耐受，推荐饮品时避开牛奶。",
+    "I have celiac disease, so keep recipes gluten-free.",
+    "I can't eat gluten, so skip bread in meal plans.",
 ])
-def test_an_own_allergy_before_a_request_stands(text: str) -> None:
+def test_an_own_allergy_condition_or_diet_stands_before_a_request(text: str) -> None:
     assert_stands(text)
 
 
@@ -116,6 +122,9 @@ def test_an_added_order_keeps_its_prohibition() -> None:
     "Can you assume that for this one answer only?",
     "Assume the worst and you'll never be disappointed.",
     "我老婆对海鲜过敏，所以今晚别订海鲜餐厅。",
+    "My dad has diabetes, so no sweets for him at the party.",
+    "I can't eat another bite.",
+    "我爸有糖尿病，所以少放糖。",
     "田中さんはナッツアレルギーがあるので、差し入れに気をつけて。",
 ])
 def test_questions_reports_and_others_rules_do_not_stand(text: str) -> None:

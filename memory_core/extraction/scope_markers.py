@@ -15,8 +15,9 @@ turn:
   at March 14", "settle on Postgres", 定在3月14日, 3月14日で確定);
 - an order to **assume** something of all later work ("assume that for any tabs you
   write me", "assume I'm on Linux unless I say otherwise");
-- the user's own **allergy or diet** given as the reason of a request (甲殻類アレルギー
-  があるので…気をつけて, "I'm allergic to shellfish, so …");
+- the user's own **allergy, condition or diet**, alone or given as the reason of a
+  request ("I have celiac disease", "I can't eat gluten", 我有乳糖不耐受,
+  甲殻類アレルギーがあるので…気をつけて, ベジタリアンなので、…);
 - an order said to hold **whatever happens** ("No matter what, …", 无论如何，…,
   どんな場合でも、…) or over **all the user's input** ("every email I paste",
   我写的每段代码);
@@ -91,12 +92,23 @@ ASSUME = re.compile(
     r"|have|prefer))\b[^.;!?\n]{0,60}?\bunless\s+(?:i|we)\s+(?:say|tell|ask|mention)", re.I)
 """An order to assume something of all later work (module doc)."""
 
-OWN_ALLERGY = re.compile(
+_CONDITION = (r"(?:(?:celiac|coeliac)(?:\s+disease)?|(?:type\s+[12]\s+)?diabetes|gout|ibs"
+              r"|high\s+blood\s+pressure|hypertension|kidney\s+disease|an?\s+(?:severe\s+)?"
+              r"[\w-]+\s+(?:allergy|intolerance)|(?:lactose|gluten|fructose)\s+intolerance)")
+OWN_HEALTH = re.compile(
     r"^\W*i(?:'m|\s+am)\s+(?:(?:very|severely|also)\s+)?allergic\s+to\s+[\w\s-]{1,30}?,\s*so\b"
-    r"|^\W*i\s+have\s+(?:an?\s+)?(?:severe\s+)?[\w-]+\s+allergy\b"
-    r"|^(?:我)(?:对)?[^，,。！!？?]{1,10}过敏(?:，|,)?(?:所以|因此)"
-    r"|^(?:私は)?(?P<ja>[^、。，,は]{1,10}アレルギー)(?:がある|があります|持ちな|な)(?:ので|から)", re.I)
-"""The user's own allergy given as the reason of a request (module doc)."""
+    r"|^\W*i\s+(?:have|suffer\s+from|live\s+with)\s+" + _CONDITION + r"\b"
+    r"|^\W*i\s+(?:can't|cannot|can\s+not)\s+(?:eat|drink|have|tolerate)\s+"
+    r"(?!(?:now|yet|anything|another|any\s*more|more|much|that|this|it|today|tonight)\b)"
+    r"[\w\s-]{2,30}?(?=\s*(?:$|[,.;:!]|\s(?:so|and|because|since)\b))"
+    r"|^(?:我)(?:有|患有|得了)?(?:对)?[^，,。！!？?]{1,10}过敏(?:，|,)?(?:所以|因此)"
+    r"|^我(?:有|患有|得了)(?P<zh>乳糖不耐受?|糖尿病|痛风|高血压|乳糜泻|[^，,。！!？?]{1,8}过敏)"
+    r"|^(?:私は)?(?P<ja>[^、。，,は]{1,10}アレルギー|ベジタリアン|ヴィーガン|ビーガン|菜食主義者?"
+    r"|乳糖不耐症|糖尿病)(?:がある|があります|持ちな|持ちだ|な|だ|です)(?:ので|から)", re.I)
+"""The user's own allergy, condition or diet, alone ("I have celiac disease", "I can't
+eat gluten", 我有乳糖不耐受) or given as the reason of a request (小麦アレルギーなので、
+…, ベジタリアンなので、…); not one time ("I can't eat now") nor another's ("My dad has
+diabetes")."""
 
 NO_MATTER = re.compile(
     r"\bno\s+matter\s+what\b|\bunder\s+(?:no|any)\s+circumstances\b|\bwhatever\s+happens\b"
@@ -144,7 +156,7 @@ def marks(text: str) -> bool:
     if not _holds(text):
         return False
     return any(p.search(text) is not None
-               for p in (SCOPE, STANDARD, DECISION_LEAD, LOCK, ASSUME, OWN_ALLERGY, NO_MATTER,
+               for p in (SCOPE, STANDARD, DECISION_LEAD, LOCK, ASSUME, OWN_HEALTH, NO_MATTER,
                          REMEMBER_LEAD, EVERY_OWN))
 
 
@@ -215,6 +227,10 @@ def settle(text: str, scan: str, items: list[Extracted]) -> list[Extracted]:
             kind, subject = "decision", _decision_subject(lock, sentence, lang)
         elif lead is not None:
             kind, subject = "decision", _topic_key(sentence[lead.end():], lang)
+        elif (health := OWN_HEALTH.search(sentence)) is not None:
+            # "小麦アレルギーなので、パン以外でお願いします", 我有乳糖不耐受，…
+            kind = "fact"
+            subject = key(health.group("ja") or health.group("zh") or health.group(0), lang)
         elif EVERY_OWN.search(sentence) is not None or NO_MATTER.search(sentence) is not None:
             # "Please correct every mistake I make", "No matter what, don't …"
             kind = "constraint"
