@@ -11,7 +11,8 @@ split; each standing case fails before the change, the controls pass before and 
 - The user's own allergy, condition or diet, alone or as the reason of a request
   (ナッツアレルギーがあるから、…, "I have celiac disease, so …").
 - An order said to hold whatever happens or over all the user's input; a lead asking
-  to remember ("Remember: …", 记住：…).
+  to remember ("Remember: …", 记住：…); a routine under its lead, recurring ("My
+  reading routine: one chapter every night").
 
 Controls: questions, past reports, another's team, a day named, one-off orders, rules
 someone else passes on (reported speech stays a fact by design).
@@ -98,6 +99,14 @@ def test_an_order_for_whatever_happens_or_all_input_or_kept_stands(text: str) ->
     assert_stands(text)
 
 
+@pytest.mark.parametrize("text", [
+    "My practice plan: scales every morning and one new song each week.",
+    "My reading routine: one chapter every night before bed.",
+])
+def test_a_recurring_routine_under_its_lead_stands(text: str) -> None:
+    assert_stands(text)
+
+
 def test_an_added_order_keeps_its_prohibition() -> None:
     items = extract("No matter what, don't schedule meetings for me before 10am.")
     assert [(i.kind, i.negated) for i in items] == [("constraint", True)]
@@ -108,6 +117,7 @@ def test_an_added_order_keeps_its_prohibition() -> None:
     "My friend says he never eats after 8pm.",
     "小李说他每次都迟到。",
     "Tom said we must hurry up today.",
+    "My plan: beach tomorrow, museum on Sunday.",
     "Our tech lead says we must squash-merge every PR.",
     "经理说周会纪要每次都要发到群里。",
     "Check the grammar in this email I wrote.",

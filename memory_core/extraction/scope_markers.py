@@ -6,29 +6,32 @@ the extraction marks what they cover ``lasting``
 (:attr:`memory_core.extraction.model.Extracted.lasting`), so the block shows it in every
 turn:
 
-- a **scope marker** over the project, the repository or the team ("In this project all
-  timestamps are stored in UTC", "Across the team we use pnpm", 在这个项目里…,
+- a **scope marker** over the project, the repository or the team ("In our codebase every
+  public function gets a docstring", "Across the team we use pnpm", 在这个项目里…,
   このrepoでは…): a statement of how things are done there, not of one event;
-- a **team standard** ("We standardised on ruff", 统一用pnpm, ruffに統一します);
+- a **team standard** ("We standardised on ruff", 统一用pnpm, ログはUTCに統一します);
 - a **decision under a lead** that names it ("Team decision: …", 定了：…,
-  チームで決めた：…) or a date, price or choice locked ("Let's lock the launch date
-  at March 14", "settle on Postgres", 定在3月14日, 3月14日で確定);
-- an order to **assume** something of all later work ("assume that for any tabs you
-  write me", "assume I'm on Linux unless I say otherwise");
+  チームで決めた：…) or a date, price or choice locked ("Let's lock the price at
+  $49 a month", "settle on Postgres", 定在3月14日, 3月14日で確定);
+- an order to **assume** something of all later work ("assume that for every
+  recipe you suggest", "assume I'm on macOS unless I tell you otherwise");
 - the user's own **allergy, condition or diet**, alone or given as the reason of a
   request ("I have celiac disease", "I can't eat gluten", 我有乳糖不耐受,
-  甲殻類アレルギーがあるので…気をつけて, ベジタリアンなので、…);
+  ナッツアレルギーがあるから…お願い, ベジタリアンなので、…);
 - an order said to hold **whatever happens** ("No matter what, …", 无论如何，…,
   どんな場合でも、…) or over **all the user's input** ("every email I paste",
   我写的每段代码);
-- a **lead asking to remember** what follows ("Remember: …", 记住：…).
+- a **lead asking to remember** what follows ("Remember: …", 记住：…);
+- a **routine** under a lead that names it and recurring by its own words ("My reading
+  routine: one chapter every night", 我的健身计划：每周…).
 
 None of them holds in a question, a past report ("In this project we used MongoDB
 back in 2021"), a statement about one day ("tomorrow", 明天, 明日) or what someone else's
 team does ("My sister's team …"); a rule someone else passes on ("Priya says we must
-…") stays their fact, as the design reads reported speech. A decision or a lock that the rules read as nothing
-becomes a ``decision`` item of its own; a scoped norm or an order of the last two kinds,
-a ``constraint``. Pure; called once per user message by
+…") stays their fact, as the design reads reported speech. A decision or a lock that
+the rules read as nothing becomes a ``decision`` item of its own; a scoped norm or an
+order for whatever happens or over all input, a ``constraint``; a condition or a
+routine, a ``fact``. Pure; called once per user message by
 :mod:`memory_core.extraction.pipeline`.
 """
 
@@ -110,6 +113,16 @@ eat gluten", 我有乳糖不耐受) or given as the reason of a request (小麦�
 …, ベジタリアンなので、…); not one time ("I can't eat now") nor another's ("My dad has
 diabetes")."""
 
+ROUTINE = re.compile(
+    r"^\W*(?:my|our)\s+(?P<en>(?:[\w-]+\s+)?(?:plan|routine|schedule|regimen))\s*[:：]"
+    r"(?=[^\n]*\b(?:every|each|daily|weekly|nightly|twice\s+a|once\s+a)\b)"
+    r"|^(?:我的|我们的)(?P<zh>[^：:，,。]{0,6}(?:计划|安排|作息))[:：](?=[^\n]*(?:每天|每周|每晚|每个))"
+    r"|^(?:私の)?(?P<ja>[^：:、。]{0,6}(?:計画|プラン|スケジュール|ルーティン))[:：]"
+    r"(?=[^\n]*(?:毎日|毎週|毎晩|毎朝|平日))", re.I)
+"""A routine the user sets under a lead that names it, recurring by its own words ("My
+reading routine: one chapter every night", 我的健身计划：每周三次, 私の勉強計画：毎朝…):
+it holds every week, not one day."""
+
 NO_MATTER = re.compile(
     r"\bno\s+matter\s+what\b|\bunder\s+(?:no|any)\s+circumstances\b|\bwhatever\s+happens\b"
     r"|不管(?:什么|怎样|怎么样|如何|任何)|无论(?:如何|什么|怎样|任何)|どんな(?:場合|時|とき|状況)でも"
@@ -126,7 +139,7 @@ EVERY_OWN = re.compile(
     r"\b(?:every|each|any|all)\s+(?:of\s+)?(?:the\s+)?(?:[\w-]+\s+){0,2}?(?:that\s+)?i\s+"
     r"(?:make|write|send|post|ask|say|paste|share|submit|give\s+you)\b"
     r"|我(?:发|写|问|说|贴)的每(?:个|一个|条|一条|段|句|篇)", re.I)
-"""An order over all the user's later input ("correct every mistake I make", 我写的每段
+"""An order over all the user's later input ("check the grammar in every email I paste", 我写的每段
 代码): it holds for every message, not the one at hand."""
 
 NOT_STANDING = re.compile(
@@ -156,8 +169,8 @@ def marks(text: str) -> bool:
     if not _holds(text):
         return False
     return any(p.search(text) is not None
-               for p in (SCOPE, STANDARD, DECISION_LEAD, LOCK, ASSUME, OWN_HEALTH, NO_MATTER,
-                         REMEMBER_LEAD, EVERY_OWN))
+               for p in (SCOPE, STANDARD, DECISION_LEAD, LOCK, ASSUME, OWN_HEALTH, ROUTINE,
+                         NO_MATTER, REMEMBER_LEAD, EVERY_OWN))
 
 
 _NORM = re.compile(
@@ -227,16 +240,20 @@ def settle(text: str, scan: str, items: list[Extracted]) -> list[Extracted]:
             kind, subject = "decision", _decision_subject(lock, sentence, lang)
         elif lead is not None:
             kind, subject = "decision", _topic_key(sentence[lead.end():], lang)
+        elif (routine := ROUTINE.search(sentence)) is not None:
+            kind = "fact"  # "My reading routine: one chapter every night"
+            subject = key(routine.group("en") or routine.group("zh") or routine.group("ja"),
+                          lang)
         elif (health := OWN_HEALTH.search(sentence)) is not None:
             # "小麦アレルギーなので、パン以外でお願いします", 我有乳糖不耐受，…
             kind = "fact"
             subject = key(health.group("ja") or health.group("zh") or health.group(0), lang)
         elif EVERY_OWN.search(sentence) is not None or NO_MATTER.search(sentence) is not None:
-            # "Please correct every mistake I make", "No matter what, don't …"
+            # "every email I paste", "No matter what, don't …"
             kind = "constraint"
             subject = key(NO_MATTER.sub(" ", sentence).strip(" ,，、"), lang, action=True)
         elif scope is not None and _NORM.search(sentence) is not None:
-            # "Commit messages in this project follow Conventional Commits"
+            # "Commit messages in this project follow the Angular convention"
             kind = "constraint"
             rest = (sentence[:scope.start()] + sentence[scope.end():]).strip(" ,，、")
             verb = _NORM.search(rest) if lang == "en" else None
