@@ -118,6 +118,8 @@ def test_an_added_order_keeps_its_prohibition() -> None:
     "小李说他每次都迟到。",
     "Tom said we must hurry up today.",
     "My plan: beach tomorrow, museum on Sunday.",
+    "Remember: send the invoice to Ana.",
+    "记住：把这个文件发给小王。",
     "Our tech lead says we must squash-merge every PR.",
     "经理说周会纪要每次都要发到群里。",
     "Check the grammar in this email I wrote.",

@@ -131,9 +131,13 @@ NO_MATTER = re.compile(
 
 REMEMBER_LEAD = re.compile(
     r"^\W*(?:remember|keep\s+in\s+mind|don't\s+forget|for\s+the\s+record|记住|记得|请记住"
-    r"|覚えておいて(?:ください)?)\s*[:：,，]\s*\S", re.I)
-"""A lead asking the assistant to keep what follows ("Remember: my name is …"), as
-"…, remember that" after it does (:func:`memory_core.extraction.promotion.kept_tail`)."""
+    r"|覚えておいて(?:ください)?)\s*[:：,，]\s*"
+    r"(?=(?:my|our|i|we)\b[^.!?\n]*?\b(?:is|are|am|'s|'re|'m|has|have|use|prefer|live|work)\b"
+    r"|我(?:的|们)?[^。！？!?]{0,20}?(?:是|叫|住|有|用)|(?:私|僕|うち)(?:の|は))", re.I)
+"""A lead asking the assistant to keep a statement of the user's own that follows
+("Remember: my name is …", 记住：我的…是…), as "…, remember that" after it does
+(:func:`memory_core.extraction.promotion.kept_tail`); not an errand ("Remember: send
+the invoice", a task)."""
 
 EVERY_OWN = re.compile(
     r"\b(?:every|each|any|all)\s+(?:of\s+)?(?:the\s+)?(?:[\w-]+\s+){0,2}?(?:that\s+)?i\s+"
