@@ -56,6 +56,7 @@ from memory_core.extraction import (
     transcript,
 )
 from memory_core.extraction import lexicon as lx
+from memory_core.extraction import scope_markers
 from memory_core.extraction import lexicon_cjk as lc
 from memory_core.extraction.age import age_key
 from memory_core.extraction.apology import apology_end
@@ -664,6 +665,8 @@ class _Message:
                     self.folded = fold_traditional(self.scan)
                 sc = self.folded if lang == "zh" and self.folded is not None else self.scan
                 self._sentence(sc, a, b, lang, labelled)
+        if self.speaker == "user":  # "In this project …", "Team decision: …"
+            self.out = scope_markers.settle(self.text, self.scan, self.out)
         if "*" in self.text or "__" in self.text:
             self.out = [replace(i, text=with_emphasis(self.text, i.text)) for i in self.out]
         return self.out
