@@ -296,3 +296,44 @@ def test_a_new_workplace_named_with_li_supersedes_the_old(engine: Engine) -> Non
     assert ("fact", "现在我在腾讯工作。") in active, active
     assert ("fact", "我在阿里巴巴工作了三年。") not in active, active
     assert all(kind != "fact" for kind, text in active if "ベルリン" in text), active
+
+
+# -- 194: Chinese "不是X，而是Y" keyed and classed by the denied X (row 192's class) ------------
+@pytest.mark.parametrize("text, kind, subject", [
+    ("我们的缓存用的不是Memcached，而是Redis。", "fact", "缓存用的"),
+    ("团队用的不是GitHub，而是GitLab。", "fact", "团队用的"),  # as 团队用的是GitLab
+    ("我不用Chrome，而是用Firefox。", "preference", "firefox"),
+    ("我们没用Jenkins，而是用Drone。", "fact", "drone"),
+    ("我不喜欢啤酒，而是喜欢红酒。", "preference", "红酒"),
+    ("我們用的不是Oracle，而是SQLite。", "fact", "sqlite"),
+])
+def test_a_chinese_not_x_but_y_states_y(text: str, kind: str, subject: str) -> None:
+    # before: one fact keyed by the denied part ("不是memcached而", "不用chrome而")
+    (item,) = extract(text)
+    assert (item.kind, item.subject, item.negated, item.text) == (kind, subject, False, text)
+    assert item.replaces and item.replaces in text.split("，")[0], item
+
+
+@pytest.mark.parametrize("text", [
+    "不是我不想帮忙，而是真的没空。",  # an explanation: X is a clause of its own
+    "不是他没来，而是来晚了。",
+])
+def test_a_contrast_of_clauses_is_left_as_written(text: str) -> None:
+    assert all(i.subject and i.subject.startswith("不是") for i in extract(text)), extract(text)
+
+
+def test_a_denied_value_leaves_the_old_statement_revised(engine: Engine) -> None:
+    put(engine, "我们的消息队列是RabbitMQ。")
+    put(engine, "我们的消息队列不是RabbitMQ，而是Kafka。")
+    assert _active(engine) == [("fact", "我们的消息队列不是RabbitMQ，而是Kafka。")], rows(engine)
+
+
+async def test_a_chinese_not_x_but_y_reaches_another_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [
+        ("old", "我们的数据库是MySQL。"), ("new", "我们的数据库不是MySQL，而是PostgreSQL。")],
+        "我们的数据库是什么？")
+    assert "我们的数据库不是MySQL，而是PostgreSQL。" in block, block
+    # before: both current, the denied MySQL as much the answer as PostgreSQL
+    assert "] 我们的数据库是MySQL。" not in block, block
+    assert "superseded" in block, block

@@ -40,6 +40,7 @@ from typing import Protocol
 
 from memory_core.extraction import (
     asked_rule,
+    contrast,
     dated,
     denial,
     elided,
@@ -592,7 +593,8 @@ class _Message:
     def __init__(self, text: str, speaker: str) -> None:
         self.text = text
         self.speaker = speaker
-        self.scan = transcript.mask(prepare(text))
+        # 不是X，而是Y: read as its Y (the X masked), the item names X as replaced
+        self.scan, self.denied = contrast.affirm(transcript.mask(prepare(text)))
         self.folded: str | None = None  # traditional -> simplified, made when first needed
         self.lang = detect_lang(self.scan)
         self.out: list[Extracted] = []
@@ -644,9 +646,22 @@ class _Message:
                     self.folded = fold_traditional(self.scan)
                 sc = self.folded if lang == "zh" and self.folded is not None else self.scan
                 self._sentence(sc, a, b, lang, labelled)
+        if self.denied:
+            self.out = [self._denying(i) for i in self.out]
         if "*" in self.text or "__" in self.text:
             self.out = [replace(i, text=with_emphasis(self.text, i.text)) for i in self.out]
         return self.out
+
+    def _denying(self, item: Extracted) -> Extracted:
+        """``item`` naming the X it denies as replaced by its Y ("我们用的不是MySQL，而是
+        PostgreSQL": replaces ``MySQL``), so an item stating X is revised as by "it's
+        5434, not 5433"; ``item`` itself where it holds no denial or names one already."""
+        at = self.text.find(item.text)
+        for x, x_end, y, y_end in self.denied:
+            if item.replaces is None and 0 <= at <= x and y_end <= at + len(item.text):
+                return replace(item, correction=True, replaces=self.text[x:x_end].strip(),
+                               replacement=self.text[y:y_end].strip())
+        return item
 
     def _task_line(self, sc: str, sent: Sentence, lang: str, labelled: bool) -> bool:
         """Handle a task header, a labelled task line or a list item under a header."""
