@@ -49,6 +49,7 @@ from memory_core.extraction import (
     opt_out,
     premise,
     promotion,
+    recurring,
     replacement,
     retraction,
     rules_cjk,
@@ -1380,6 +1381,12 @@ class _Message:
         if item.kind == "fact" and not self.label and item.subject != "timezone" \
                 and lx.EN_HOME.search(item.text.replace(ELISION, " ")):
             item = replace(item, subject=lx.HOME)  # where the speaker lives (lexicon doc)
+        if item.kind == "constraint" and not item.lasting \
+                and recurring.recurs(item.condition, item.lang):
+            # "When I ask for SQL, use Postgres syntax": the order holds on each
+            # occasion ("If I ask for a summary, keep it under 100 words": not only
+            # this answer's)
+            item = replace(item, lasting=True, one_off=False)
         if item.subject:
             self.previous = (item.subject, unit_class(item.unit))
         self.out.append(item)
