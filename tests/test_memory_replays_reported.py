@@ -337,3 +337,16 @@ async def test_a_chinese_not_x_but_y_reaches_another_block(
     # before: both current, the denied MySQL as much the answer as PostgreSQL
     assert "] 我们的数据库是MySQL。" not in block, block
     assert "superseded" in block, block
+
+
+# -- 195: an order under a recurring condition read as a one-off request ----------------------
+async def test_a_rule_under_a_recurring_condition_reaches_another_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [
+        ("sql", "When I ask for SQL, use Postgres syntax."),
+        ("now", "If it's easy, do it now.")],
+        "Plan the sprint for next week.")
+    # before: a request about that conversation's answer, in no other block
+    assert "When I ask for SQL, use Postgres syntax." in block, block
+    assert "do it now" not in block, block
+
