@@ -350,3 +350,14 @@ async def test_a_rule_under_a_recurring_condition_reaches_another_block(
     assert "When I ask for SQL, use Postgres syntax." in block, block
     assert "do it now" not in block, block
 
+
+# -- 196: a settling phrase ("…, no exceptions", "…, period") fixes its value -------------------
+async def test_a_settled_value_reaches_another_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [
+        ("terms", "Payment terms are net 30, no exceptions."),
+        ("plain", "The office plant is a ficus.")],
+        "Draft the invoice email for Acme.")
+    # before: a passing remark shown only where it matched
+    assert "Payment terms are net 30, no exceptions." in block, block
+    assert "ficus" not in block, block

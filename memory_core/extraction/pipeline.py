@@ -54,6 +54,7 @@ from memory_core.extraction import (
     retraction,
     rules_cjk,
     rules_en,
+    settled,
     shapes,
     transcript,
 )
@@ -89,6 +90,7 @@ from memory_core.extraction.segment import Sentence, script_clauses, segment
 from memory_core.extraction.subject import key
 from memory_core.extraction.topic import Topic, topic_lead
 from memory_core.extraction.units import unit_class
+from memory_core.items import accounts
 
 
 class _Matcher(Protocol):
@@ -596,6 +598,8 @@ class _Message:
         self.speaker = speaker
         # 不是X，而是Y: read as its Y (the X masked), the item names X as replaced
         self.scan, self.denied = contrast.affirm(transcript.mask(prepare(text)))
+        # "Budget is 40k, period.": keyed without the phrase, the item it closes lasts
+        self.scan, self.settled = settled.settle(self.scan)
         self.folded: str | None = None  # traditional -> simplified, made when first needed
         self.lang = detect_lang(self.scan)
         self.out: list[Extracted] = []
@@ -649,9 +653,23 @@ class _Message:
                 self._sentence(sc, a, b, lang, labelled)
         if self.denied:
             self.out = [self._denying(i) for i in self.out]
+        for start, end in self.settled:
+            self.out = [self._settling(i, start, end) for i in self.out]
         if "*" in self.text or "__" in self.text:
             self.out = [replace(i, text=with_emphasis(self.text, i.text)) for i in self.out]
         return self.out
+
+    def _settling(self, item: Extracted, start: int, end: int) -> Extracted:
+        """``item`` marked ``lasting`` where it holds the settling phrase at ``start:end``
+        ("Budget is 40k, period.", :mod:`.settled`): the user fixed its value. Not a
+        guess, nor a claim passed on from someone else ("Per Lena: …, no exceptions":
+        theirs to set, :func:`memory_core.items.accounts.relayed`)."""
+        at = self.text.find(item.text)
+        line = self.text.rfind("\n", 0, start) + 1
+        if item.kind in STATEMENT_KINDS and not item.tentative and 0 <= at <= start \
+                and end <= at + len(item.text) and not accounts.relayed(self.text[line:end]):
+            return replace(item, lasting=True)
+        return item
 
     def _denying(self, item: Extracted) -> Extracted:
         """``item`` naming the X it denies as replaced by its Y ("我们用的不是MySQL，而是
