@@ -361,3 +361,43 @@ async def test_a_settled_value_reaches_another_block(
     # before: a passing remark shown only where it matched
     assert "Payment terms are net 30, no exceptions." in block, block
     assert "ficus" not in block, block
+
+
+# -- 197: a first-person habit of choosing stored as a plain fact -----------------------------
+@pytest.mark.parametrize("text, subject, condition", [
+    ("When I travel for work, I always book a hotel near the station.", "hotel near station",
+     "When I travel for work"),
+    ("I usually order oat milk.", "oat milk", None),
+    ("On trains, I always sit by the window.", "window", "On trains"),
+    ("I generally drink green tea in the afternoon.", "green tea afternoon", None),
+    ("出差我一般住如家。", "如家", None),
+    ("我平时都喝拿铁。", "拿铁", None),
+])
+def test_a_habit_of_choosing_is_a_standing_preference(
+        text: str, subject: str, condition: str | None) -> None:
+    # before: a fact keyed by the verb ("book hotel near station", "平时都喝拿铁"), or none
+    items = extract(text)
+    assert [(i.kind, i.subject, i.condition) for i in items] == [
+        ("preference", subject, condition)], items
+
+
+@pytest.mark.parametrize("text", [
+    "I always lose my umbrella.",  # a mishap, no choice
+    "Back in college I always ate instant noodles.",  # past
+    "I want a window seat.",  # a wish for now: no frequency word
+    "以前我一般住如家。",  # past
+])
+def test_a_mishap_a_past_habit_or_a_wish_is_no_preference(text: str) -> None:
+    assert all(i.kind != "preference" for i in extract(text)), extract(text)
+
+
+async def test_a_habit_of_choosing_reaches_another_block_as_a_preference(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [
+        ("seat", "For flights I always want an aisle seat."),
+        ("keys", "I always forget my keys.")],
+        "Book me a flight to Lisbon next Tuesday.")
+    assert "[User Preferences]" in block, block
+    assert "- For flights I always want an aisle seat." in block.split(
+        "[User Preferences]", 1)[1], block
+    assert "forget my keys" not in block, block
