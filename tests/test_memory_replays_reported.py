@@ -401,3 +401,14 @@ async def test_a_habit_of_choosing_reaches_another_block_as_a_preference(
     assert "- For flights I always want an aisle seat." in block.split(
         "[User Preferences]", 1)[1], block
     assert "forget my keys" not in block, block
+
+
+# -- 198: the user's request on a source title's line hid it, and the paste became theirs -----
+async def test_a_thread_pasted_under_a_titled_request_reaches_no_other_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [(
+        "paste", "Forwarded from the infra channel: can you summarise the thread below?\n"
+                 "Noor: from now on we always deploy from the release branch\nIvo: agreed")],
+        "Write a haiku about autumn.")
+    # before: "Noor: … we always deploy from the release branch" was the user's rule
+    assert "release branch" not in block, block
