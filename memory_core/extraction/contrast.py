@@ -74,7 +74,7 @@ def affirm(scan: str) -> tuple[str, list[tuple[int, int, int, int]]]:
             moved = scan[m.start("v"):at]  # the verb goes next to Y
             chars[m.end() - len(moved):m.end()] = list(moved)
             at = m.end() - len(moved)
-        person = _PERSON_BEFORE.search(scan, 0, m.start())
+        person = _PERSON_BEFORE.search(scan, max(0, m.start() - 2), m.start())
         if person is not None:
             word = person.group()
             chars[person.start():at] = MASK * (at - person.start() - len(word)) + word
