@@ -296,3 +296,119 @@ def test_a_new_workplace_named_with_li_supersedes_the_old(engine: Engine) -> Non
     assert ("fact", "现在我在腾讯工作。") in active, active
     assert ("fact", "我在阿里巴巴工作了三年。") not in active, active
     assert all(kind != "fact" for kind, text in active if "ベルリン" in text), active
+
+
+# -- 194: Chinese "不是X，而是Y" keyed and classed by the denied X (row 192's class) ------------
+@pytest.mark.parametrize("text, kind, subject", [
+    ("我们的缓存用的不是Memcached，而是Redis。", "fact", "缓存用的"),
+    ("团队用的不是GitHub，而是GitLab。", "fact", "团队用的"),  # as 团队用的是GitLab
+    ("我不用Chrome，而是用Firefox。", "preference", "firefox"),
+    ("我们没用Jenkins，而是用Drone。", "fact", "drone"),
+    ("我不喜欢啤酒，而是喜欢红酒。", "preference", "红酒"),
+    ("我們用的不是Oracle，而是SQLite。", "fact", "sqlite"),
+])
+def test_a_chinese_not_x_but_y_states_y(text: str, kind: str, subject: str) -> None:
+    # before: one fact keyed by the denied part ("不是memcached而", "不用chrome而")
+    (item,) = extract(text)
+    assert (item.kind, item.subject, item.negated, item.text) == (kind, subject, False, text)
+    assert item.replaces and item.replaces in text.split("，")[0], item
+
+
+@pytest.mark.parametrize("text", [
+    "不是我不想帮忙，而是真的没空。",  # an explanation: X is a clause of its own
+    "不是他没来，而是来晚了。",
+])
+def test_a_contrast_of_clauses_is_left_as_written(text: str) -> None:
+    assert all(i.subject and i.subject.startswith("不是") for i in extract(text)), extract(text)
+
+
+def test_a_denied_value_leaves_the_old_statement_revised(engine: Engine) -> None:
+    put(engine, "我们的消息队列是RabbitMQ。")
+    put(engine, "我们的消息队列不是RabbitMQ，而是Kafka。")
+    assert _active(engine) == [("fact", "我们的消息队列不是RabbitMQ，而是Kafka。")], rows(engine)
+
+
+async def test_a_chinese_not_x_but_y_reaches_another_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [
+        ("old", "我们的数据库是MySQL。"), ("new", "我们的数据库不是MySQL，而是PostgreSQL。")],
+        "我们的数据库是什么？")
+    assert "我们的数据库不是MySQL，而是PostgreSQL。" in block, block
+    # before: both current, the denied MySQL as much the answer as PostgreSQL
+    assert "] 我们的数据库是MySQL。" not in block, block
+    assert "superseded" in block, block
+
+
+# -- 195: an order under a recurring condition read as a one-off request ----------------------
+async def test_a_rule_under_a_recurring_condition_reaches_another_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [
+        ("sql", "When I ask for SQL, use Postgres syntax."),
+        ("now", "If it's easy, do it now.")],
+        "Plan the sprint for next week.")
+    # before: a request about that conversation's answer, in no other block
+    assert "When I ask for SQL, use Postgres syntax." in block, block
+    assert "do it now" not in block, block
+
+
+# -- 196: a settling phrase ("…, no exceptions", "…, period") fixes its value -------------------
+async def test_a_settled_value_reaches_another_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [
+        ("terms", "Payment terms are net 30, no exceptions."),
+        ("plain", "The office plant is a ficus.")],
+        "Draft the invoice email for Acme.")
+    # before: a passing remark shown only where it matched
+    assert "Payment terms are net 30, no exceptions." in block, block
+    assert "ficus" not in block, block
+
+
+# -- 197: a first-person habit of choosing stored as a plain fact -----------------------------
+@pytest.mark.parametrize("text, subject, condition", [
+    ("When I travel for work, I always book a hotel near the station.", "hotel near station",
+     "When I travel for work"),
+    ("I usually order oat milk.", "oat milk", None),
+    ("On trains, I always sit by the window.", "window", "On trains"),
+    ("I generally drink green tea in the afternoon.", "green tea afternoon", None),
+    ("出差我一般住如家。", "如家", None),
+    ("我平时都喝拿铁。", "拿铁", None),
+])
+def test_a_habit_of_choosing_is_a_standing_preference(
+        text: str, subject: str, condition: str | None) -> None:
+    # before: a fact keyed by the verb ("book hotel near station", "平时都喝拿铁"), or none
+    items = extract(text)
+    assert [(i.kind, i.subject, i.condition) for i in items] == [
+        ("preference", subject, condition)], items
+
+
+@pytest.mark.parametrize("text", [
+    "I always lose my umbrella.",  # a mishap, no choice
+    "Back in college I always ate instant noodles.",  # past
+    "I want a window seat.",  # a wish for now: no frequency word
+    "以前我一般住如家。",  # past
+])
+def test_a_mishap_a_past_habit_or_a_wish_is_no_preference(text: str) -> None:
+    assert all(i.kind != "preference" for i in extract(text)), extract(text)
+
+
+async def test_a_habit_of_choosing_reaches_another_block_as_a_preference(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [
+        ("seat", "For flights I always want an aisle seat."),
+        ("keys", "I always forget my keys.")],
+        "Book me a flight to Lisbon next Tuesday.")
+    assert "[User Preferences]" in block, block
+    assert "- For flights I always want an aisle seat." in block.split(
+        "[User Preferences]", 1)[1], block
+    assert "forget my keys" not in block, block
+
+
+# -- 198: the user's request on a source title's line hid it, and the paste became theirs -----
+async def test_a_thread_pasted_under_a_titled_request_reaches_no_other_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [(
+        "paste", "Forwarded from the infra channel: can you summarise the thread below?\n"
+                 "Noor: from now on we always deploy from the release branch\nIvo: agreed")],
+        "Write a haiku about autumn.")
+    # before: "Noor: … we always deploy from the release branch" was the user's rule
+    assert "release branch" not in block, block

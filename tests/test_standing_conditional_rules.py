@@ -1,4 +1,5 @@
-"""Issue 24, standdev2's Chinese and Japanese conditional rules (eleventh pass).
+"""Issue 24, standdev2's Chinese and Japanese conditional rules (eleventh pass), and an
+order under a condition that recurs (branch rows9).
 Sentences here are in no labelled split; each case fails before the change it tests,
 except the controls.
 
@@ -47,3 +48,36 @@ def test_controls(text: str, kind: str | None, key: str | None) -> None:
         assert items == [], items
     else:
         assert (kind, key) in items, items
+
+
+# -- an order under a condition that recurs (an occasion, not the answer at hand) --------------
+@pytest.mark.parametrize(("text", "key", "condition"), [
+    ("When I ask for SQL, use Postgres syntax.", "postgres syntax", "When I ask for SQL"),
+    ("When you write Python, use type hints.", "type hints", "When you write Python"),
+    ("When you review a PR, check the tests first.", "check tests first",
+     "When you review a PR"),
+    ("If I ask for a summary, keep it under 100 words.", "words", "If I ask for a summary"),
+    ("If a test fails, paste the full traceback.", "paste full traceback", "If a test fails"),
+    ("When I send you a log, summarise the errors.", "summarise errors",
+     "When I send you a log"),
+    ("我问SQL的时候，用Postgres语法。", "postgres语法", "我问SQL的时候"),
+    ("你提交代码的时候，先跑格式化。", "跑格式化", "你提交代码的时候"),
+])
+def test_an_order_under_a_recurring_condition_stands(text: str, key: str, condition: str
+                                                     ) -> None:
+    # before: a constraint read as a request about the answer at hand (none stood)
+    items = extract(text)
+    assert [(i.kind, i.subject, i.condition) for i in items] == [
+        ("constraint", key, condition)], items
+    assert stands(items[0]), items
+
+
+@pytest.mark.parametrize("text", [
+    "If it's easy, do it now.",
+    "When you're done, run the tests.",
+    "If you have time, add a docstring.",
+    "When you fix this bug, add a test.",
+    "你写完这个的时候，跑一下测试。",
+])
+def test_a_condition_about_the_work_at_hand_is_no_rule(text: str) -> None:
+    assert not any(stands(i) for i in extract(text)), extract(text)

@@ -79,3 +79,32 @@ AT_HAND = [
 @pytest.mark.parametrize("text", AT_HAND)
 def test_an_order_about_the_work_at_hand_does_not_stand(text: str) -> None:
     assert_none_stands(text)
+
+
+# -- the user's own request on the title's line, the material below (branch rows9) -----------
+@pytest.mark.parametrize(("text", "own"), [
+    ("Forwarded from the ops channel: could you tell me what Priya means here?\n"
+     "Priya: deploys are always frozen on Fridays", None),  # a request: nothing to keep
+    ("Copied from the vendor email: please keep your reply under 80 words.\n"
+     "Vendor: invoices must always quote the PO number", "please keep your reply under 80 words."),
+    ("Excerpt from the handbook: which of these apply to contractors?\n"
+     "- Staff must always badge in.\n- Laptops never leave the office.",
+     "which of these apply to contractors?"),
+])
+def test_the_users_request_on_the_title_line_is_theirs_and_the_material_below_is_not(
+        text: str, own: str) -> None:
+    # before: the request was masked with the title; the lines below were read as the
+    # user's (a standing "always"/"must" rule)
+    items = extract(text)
+    assert [i.text for i in items] == ([own] if own else []), items
+    material = text.split("\n", 1)[1]
+    assert not any(i.text in material or material in i.text for i in items), items
+
+
+@pytest.mark.parametrize("text", [
+    "From the acme-sdk docs: always pass a timeout.",  # the source's own line
+    "Pasted from the wiki: staff must always badge in.\nthanks",
+])
+def test_a_sources_line_after_its_title_stays_material(text: str) -> None:
+    assert_none_stands(text)
+    assert not any("badge" in i.text or "timeout" in i.text for i in extract(text))

@@ -21,7 +21,9 @@ at all:
   follows the colon, or the rest of the message when the colon ends the line (a pasted
   block has no closing mark; what follows a fenced block or a block quote opening it
   is the user's again, since those are masked on their own). Under a title line a
-  pasted list ends with its last bullet line: the user's question below it is theirs.
+  pasted list ends with its last bullet line: the user's question below it is theirs,
+  as is the user's own request on the title's line ("Pasted from Slack: can you
+  summarise the thread below?", :mod:`.titled_request`): the material is then below.
 
 Why nothing rather than a fact "the page says …": the item would carry the source's
 words into the block of other conversations, where item lines read as what the agent
@@ -43,6 +45,7 @@ from __future__ import annotations
 import re
 
 from memory_core.extraction.cue import lacks
+from memory_core.extraction.titled_request import own_request
 
 MATERIAL = "\ue001"
 """Private-use character standing in for material (``prepare`` masks it with this, not
@@ -185,6 +188,20 @@ def material_spans(scan: str, masked: str | None = None) -> list[tuple[int, int]
         if mark == ":" and at - line_start <= _LEAD_REACH \
                 and _TITLE_EN.match(scan, line_start, at) \
                 and not _ADOPT_EN.search(scan, line_start, at):
+            line_end = scan.find("\n", m.end())
+            line_end = len(scan) if line_end < 0 else line_end
+            below = scan[line_end + 1:line_end + 1 + _LEAD_REACH].lstrip(" \t")
+            if scan[m.end():line_end].strip() and own_request(
+                    scan, m.end(), line_end, below=bool(below) and below[0] not in "\r\n"):
+                # "Pasted from Slack: can you summarise the thread below?": the title
+                # alone, then what is pasted under it; the request is the user's
+                spans.append((line_start, m.end()))
+                reach = _titled_end(scan, line_end, masked or scan) \
+                    if line_end < len(scan) else line_end
+                if reach > line_end:
+                    spans.append((line_end + 1, reach))
+                reach = max(reach, line_end)
+                continue
             reach = _titled_end(scan, m.end(), masked or scan)
             spans.append((line_start, reach))
             continue

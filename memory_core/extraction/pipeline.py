@@ -40,6 +40,7 @@ from typing import Protocol
 
 from memory_core.extraction import (
     asked_rule,
+    contrast,
     dated,
     denial,
     elided,
@@ -48,10 +49,12 @@ from memory_core.extraction import (
     opt_out,
     premise,
     promotion,
+    recurring,
     replacement,
     retraction,
     rules_cjk,
     rules_en,
+    settled,
     shapes,
     transcript,
 )
@@ -88,6 +91,7 @@ from memory_core.extraction.segment import Sentence, script_clauses, segment
 from memory_core.extraction.subject import key
 from memory_core.extraction.topic import Topic, topic_lead
 from memory_core.extraction.units import unit_class
+from memory_core.items import accounts
 
 
 class _Matcher(Protocol):
@@ -613,7 +617,10 @@ class _Message:
     def __init__(self, text: str, speaker: str) -> None:
         self.text = text
         self.speaker = speaker
-        self.scan = transcript.mask(prepare(text))
+        # 不是X，而是Y: read as its Y (the X masked), the item names X as replaced
+        self.scan, self.denied = contrast.affirm(transcript.mask(prepare(text)))
+        # "Budget is 40k, period.": keyed without the phrase, the item it closes lasts
+        self.scan, self.settled = settled.settle(self.scan)
         self.folded: str | None = None  # traditional -> simplified, made when first needed
         self.lang = detect_lang(self.scan)
         self.out: list[Extracted] = []
@@ -665,11 +672,38 @@ class _Message:
                     self.folded = fold_traditional(self.scan)
                 sc = self.folded if lang == "zh" and self.folded is not None else self.scan
                 self._sentence(sc, a, b, lang, labelled)
+        if self.denied:
+            self.out = [self._denying(i) for i in self.out]
+        for start, end in self.settled:
+            self.out = [self._settling(i, start, end) for i in self.out]
         if self.speaker == "user":  # "In this project …", "Team decision: …"
             self.out = scope_markers.settle(self.text, self.scan, self.out)
         if "*" in self.text or "__" in self.text:
             self.out = [replace(i, text=with_emphasis(self.text, i.text)) for i in self.out]
         return self.out
+
+    def _settling(self, item: Extracted, start: int, end: int) -> Extracted:
+        """``item`` marked ``lasting`` where it holds the settling phrase at ``start:end``
+        ("Budget is 40k, period.", :mod:`.settled`): the user fixed its value. Not a
+        guess, nor a claim passed on from someone else ("Per Lena: …, no exceptions":
+        theirs to set, :func:`memory_core.items.accounts.relayed`)."""
+        at = self.text.find(item.text)
+        line = self.text.rfind("\n", 0, start) + 1
+        if item.kind in STATEMENT_KINDS and not item.tentative and 0 <= at <= start \
+                and end <= at + len(item.text) and not accounts.relayed(self.text[line:end]):
+            return replace(item, lasting=True)
+        return item
+
+    def _denying(self, item: Extracted) -> Extracted:
+        """``item`` naming the X it denies as replaced by its Y ("我们用的不是MySQL，而是
+        PostgreSQL": replaces ``MySQL``), so an item stating X is revised as by "it's
+        5434, not 5433"; ``item`` itself where it holds no denial or names one already."""
+        at = self.text.find(item.text)
+        for x, x_end, y, y_end in self.denied:
+            if item.replaces is None and 0 <= at <= x and y_end <= at + len(item.text):
+                return replace(item, correction=True, replaces=self.text[x:x_end].strip(),
+                               replacement=self.text[y:y_end].strip())
+        return item
 
     def _task_line(self, sc: str, sent: Sentence, lang: str, labelled: bool) -> bool:
         """Handle a task header, a labelled task line or a list item under a header."""
@@ -1388,6 +1422,12 @@ class _Message:
         if item.kind == "fact" and not self.label and item.subject != "timezone" \
                 and lx.EN_HOME.search(item.text.replace(ELISION, " ")):
             item = replace(item, subject=lx.HOME)  # where the speaker lives (lexicon doc)
+        if item.kind == "constraint" and not item.lasting \
+                and recurring.recurs(item.condition, item.lang):
+            # "When I ask for SQL, use Postgres syntax": the order holds on each
+            # occasion ("If I ask for a summary, keep it under 100 words": not only
+            # this answer's)
+            item = replace(item, lasting=True, one_off=False)
         if item.subject:
             self.previous = (item.subject, unit_class(item.unit))
         self.out.append(item)

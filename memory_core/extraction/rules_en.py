@@ -465,6 +465,18 @@ def _habitual(c: Clause, obj: str) -> bool:
     return bool(_RECURRING.match(obj.strip())) and len(obj.split()) <= 4
 
 
+_CHOOSING_HABIT = re.compile(
+    r"i\s(?:(?:always|usually|normally|generally|typically|mostly|invariably|tend\sto)\s)"
+    r"(?:(?:just|only|still)\s)?(?P<verb>want|take|order|book|get|choose|pick|drink|eat|fly"
+    r"|stay\s(?:at|in|with)|sit\s(?:in|at|by|near)|ask\sfor|go\s(?:for|with)|buy|wear|rent"
+    r"|ride|sleep\son|reserve|request|shop\sat)\b", re.I)
+"""The user's habit of choosing ("For flights I always want an aisle seat", "I always
+take my coffee black", "I usually stay at Hiltons"): a standing preference, keyed by
+what is chosen. A frequency word is needed ("I want an aisle seat" is a wish for now);
+a verb of mishap ("I always forget my keys") or in the past ("Last year I always flew
+Delta") is no choice, and stays a fact."""
+
+
 _GOING_TO = re.compile(r"(?:going|planning|about|hoping|aiming|scheduled|due|supposed)\s+to\s+"
                        r"(?=[a-z])", re.I)
 """A plan's auxiliary after "I'm" ("I'm going to learn Rust"): the key is what follows."""
@@ -659,7 +671,7 @@ def classify(c: Clause) -> Verdict | None:
             neg, rest = True, rest[against.end():]
         inner = lx.EN_DECISION.match(rest)  # "decided (that) we'll host X": the choice is X
         return Verdict("decision", _target_or_object(rest[inner.end():] if inner else rest), neg)
-    habit = lx.EN_HABIT.match(core, first)
+    habit = lx.EN_HABIT.match(core, first) or _CHOOSING_HABIT.match(core)
     if habit and not c.quantities:
         return Verdict("preference", en_key(core[habit.end():], action=True))
     imperative = lx.EN_IMPERATIVE.match(core, first)
