@@ -307,3 +307,30 @@ def test_pasted_titles_and_output_scopes_keep_the_standdev4_split_precise() -> N
     assert len(rows) >= 93 and all("standing" in i for r in rows for i in r["expected"])
     standing = score(path)["standing"]
     assert standing["precision"] >= 0.65 and standing["recall"] >= 0.68, standing
+
+
+def test_label_agreement_counts_the_second_labellers_standing(tmp_path: Path) -> None:
+    """``docs/evaluation/label_agreement.py``: a split agrees with itself; a flipped
+    standing flag is a false positive or a miss; an item the first labeller left out
+    is a false positive when the second says it stands."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "label_agreement", Path(__file__).parents[1] / "docs/evaluation/label_agreement.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    first = [{"id": "a", "lang": "en", "speaker": "user", "text": "Never push to main. Hi.",
+              "expected": [{"kind": "constraint", "subject": "main", "standing": True}]},
+             {"id": "b", "lang": "en", "speaker": "user", "text": "I paid $40 today.",
+              "expected": []}]
+    same = mod.agreement(first, first)
+    assert (same["tp"], same["fp"], same["fn"]) == (1, 0, 0)
+    second = [{**first[0], "expected": [{"kind": "fact", "subject": "push",
+                                         "text": "Never push to main.", "standing": False}]},
+              {**first[1], "expected": [{"kind": "fact", "subject": "payment",
+                                         "text": "I paid $40 today.", "standing": True}]}]
+    other = mod.agreement(first, second)
+    assert (other["paired"], other["tp"], other["fp"], other["fn"]) == (1, 0, 1, 1)
+    path = tmp_path / "second.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in second), encoding="utf-8")
+    assert mod.read(str(path))[0]["expected"][0]["text"] == "Never push to main."

@@ -9,16 +9,36 @@ prediction (:func:`memory_core.evaluation.extraction._standing_pairs`: by subjec
 the same kind first, then by a text that holds the subject). Treating the first
 file as the answer key and the second labeller's ``standing`` flags as predictions
 gives the standing precision and recall a system would score if it judged exactly
-as the second labeller: an estimate of how far above chance the metric can tell
-systems apart, not a target. Prints one table; nothing is written.
+as the second labeller: the precision the metric can be read to (agreement bounds
+it), not a target. Prints one table; nothing is written. Not symmetric: the
+pairing by text reads the second file's ``text``.
 """
 from __future__ import annotations
 
 import sys
 from typing import Any
 
+import json
+import tempfile
+from pathlib import Path
+
 from memory_core.evaluation.extraction import _standing_pairs, load
 from memory_core.extraction import Extracted
+
+
+def read(path: str) -> list[dict[str, Any]]:
+    """The split at ``path``, validated by the eval's loader once each item's ``text``
+    is set aside (the loader does not know that field); the texts are kept."""
+    rows = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+    with tempfile.TemporaryDirectory() as tmp:
+        bare = Path(tmp) / "bare.jsonl"
+        bare.write_text("".join(json.dumps(
+            {**r, "expected": [{k: v for k, v in i.items() if k != "text"}
+                               for i in r["expected"]]}, ensure_ascii=False) + "\n"
+            for r in rows), encoding="utf-8")
+        load(bare)
+    return rows
 
 
 def _as_predictions(items: list[dict[str, Any]]) -> list[Extracted]:
@@ -66,7 +86,7 @@ def main(argv: list[str]) -> int:
     if len(argv) != 2:
         print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
         return 2
-    r = agreement(load(argv[0]), load(argv[1]))
+    r = agreement(read(argv[0]), read(argv[1]))
     print("| messages | items first / second | paired (same kind) | standing first / second"
           " | standing P / R of the second against the first |")
     print("|---:|---:|---:|---:|---:|")
