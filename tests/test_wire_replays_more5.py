@@ -607,3 +607,94 @@ async def test_context_management_of_a_plain_answer_after_a_hidden_round_reaches
     assert status == 200 and answer["content"] == [DONE_TEXT]
     assert answer["context_management"] == applied and answer["container"] == container
     assert len(upstream.received) == 2
+
+
+# -- 130: server-side tool work of a hidden round in a whole (non-streamed) answer -------------
+# Reported: a gateway that runs a tool loop of its own answers a non-streamed request with
+# the last round's text only ("the image never left the proxy"). A round in which the
+# upstream ran a server tool (an MCP call, an image, a web fetch, code execution) and the
+# model then called a memory tool shows that work in a stream; a whole answer must hold
+# it too, before the answering round's content, and the next turn, which sends it back,
+# must reach the upstream with each block once.
+IMAGE = {"type": "image_generation_call", "id": "ig_1", "status": "completed",
+         "result": RESULT}
+WEB_SEARCH = {"type": "web_search_call", "id": "ws_1", "status": "completed",
+              "action": {"type": "search", "query": "alpha"}}
+RESPONSES_WORK: dict[str, list[dict[str, Any]]] = {"mcp": [LIST_TOOLS, MCP_CALL], "image": [IMAGE], "web_search": [WEB_SEARCH]}
+
+
+def _response(rid: str, items: list[dict[str, Any]]) -> bytes:
+    return orjson.dumps({"id": rid, "object": "response", "status": "completed", "model": "m",
+                         "created_at": 1, "output": items,
+                         "usage": {"input_tokens": 3, "output_tokens": 4, "total_tokens": 7}})
+
+
+@pytest.mark.parametrize("work", sorted(RESPONSES_WORK))
+async def test_a_hidden_rounds_server_items_reach_a_whole_response(
+        gated: Gated, work: str) -> None:
+    upstream, proxy = gated
+    items = RESPONSES_WORK[work]
+    upstream.answers.extend([
+        Scripted([_response("resp_1", [*items, MEMORY_ITEM])], headers=JSON),
+        Scripted([_response("resp_2", [ANSWER_ITEM])], headers=JSON)])
+    async with _openai(proxy) as client:
+        done = await client.responses.create(model="m", input="hello there",
+                                             tools=[MCP_TOOL])
+    assert [o.model_dump(exclude_none=True) for o in done.output[:-1]] == [
+        {k: v for k, v in i.items() if v is not None} for i in items]
+    assert done.output_text == "done" and "memory_grep" not in done.model_dump_json()
+    sent = upstream.received[1]["json"]["input"]
+    assert [i.get("type") for i in sent][-len(items) - 2:] == [
+        *(i["type"] for i in items), "function_call", "function_call_output"]
+
+
+SERVER_WORK: dict[str, list[dict[str, Any]]] = {
+    "web_fetch": [
+        {"type": "server_tool_use", "id": "srvtoolu_f", "name": "web_fetch",
+         "input": {"url": "https://example.org/a"}},
+        {"type": "web_fetch_tool_result", "tool_use_id": "srvtoolu_f", "content": {
+            "type": "web_fetch_result", "url": "https://example.org/a",
+            "content": {"type": "document", "source": {
+                "type": "text", "media_type": "text/plain", "data": "alpha"}}}}],
+    "code_execution": [
+        {"type": "server_tool_use", "id": "srvtoolu_c", "name": "bash_code_execution",
+         "input": {"command": "ls"}},
+        {"type": "bash_code_execution_tool_result", "tool_use_id": "srvtoolu_c", "content": {
+            "type": "bash_code_execution_result", "stdout": "a.txt\n", "stderr": "",
+            "return_code": 0, "content": []}}],
+    "mcp": [
+        {"type": "mcp_tool_use", "id": "mcptoolu_1", "name": "search", "server_name": "ex",
+         "input": {"q": "alpha"}},
+        {"type": "mcp_tool_result", "tool_use_id": "mcptoolu_1", "is_error": False,
+         "content": [{"type": "text", "text": "alpha"}]}],
+}
+
+
+@pytest.mark.parametrize("work", sorted(SERVER_WORK))
+async def test_a_hidden_rounds_server_blocks_reach_a_whole_message(
+        gated: Gated, work: str) -> None:
+    upstream, proxy = gated
+    blocks = SERVER_WORK[work]
+    usage = {"input_tokens": 5, "output_tokens": 2}
+    upstream.answers.extend([
+        Scripted([orjson.dumps(_message([*blocks, MEMORY_USE], "tool_use", usage))],
+                 headers=JSON),
+        Scripted([orjson.dumps(_message([DONE_TEXT], "end_turn", usage, "msg_2"))],
+                 headers=JSON),
+        Scripted([FINAL["/messages"]])])
+    body: dict[str, Any] = {"model": "claude", "max_tokens": 50, "messages": USER}
+    status, _, got = await post(proxy, "/messages", body)
+    answer = orjson.loads(got)
+    assert status == 200 and answer["content"] == [*blocks, DONE_TEXT]
+    later = dict(body, stream=True, messages=[
+        *USER, {"role": "assistant", "content": answer["content"]},
+        {"role": "user", "content": "and then?"}])
+    status, _, _ = await post(proxy, "/messages", later)
+    assert status == 200 and len(upstream.received) == 3
+    sent = upstream.received[2]["json"]["messages"]
+    raw = upstream.received[2]["raw"]
+    assert raw.count(blocks[0]["id"].encode()) == 2, "its use and its result, once each"
+    assert [m["role"] for m in sent] == ["user", "assistant", "user", "assistant", "user"]
+    assert sent[1]["content"] == [*blocks, MEMORY_USE]
+    assert sent[3]["content"] == [DONE_TEXT]
+

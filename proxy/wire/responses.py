@@ -61,6 +61,11 @@ CLIENT_CALLS = frozenset({"function_call", "custom_tool_call", "computer_call",
 response can go on; a round holding one beside a memory call ends with it shown."""
 
 
+SERVER_ITEMS = frozenset({"web_search_call", "file_search_call", "code_interpreter_call",
+                          "image_generation_call", "mcp_call", "mcp_list_tools"})
+"""Output items of tools the upstream runs itself; nothing for the client to answer."""
+
+
 class Instructions(dict[str, Any]):
     """The ``system`` turn standing for the request's ``instructions`` (dropped again
     when the turns become an ``input``)."""
@@ -340,6 +345,14 @@ class ResponsesWire(WireAdapter):
         proxy never saw and could not rename): only a function call can be a memory call."""
         name = call.get("name")
         return name if isinstance(name, str) and call.get("type") == "function_call" else ""
+
+    def server_work(self, message: dict[str, Any]) -> list[Any]:
+        """The round's :data:`SERVER_ITEMS` (a web search, an MCP call, an image)."""
+        return [i for i in message.get(ITEMS) or []
+                if isinstance(i, dict) and i.get("type") in SERVER_ITEMS]
+
+    def lead_with(self, obj: dict[str, Any], parts: list[Any]) -> None:
+        obj["output"] = [*parts, *(obj.get("output") or [])]
 
     def without_calls(self, message: dict[str, Any], keep: list[dict[str, Any]]
                       ) -> dict[str, Any]:
