@@ -40,6 +40,7 @@ from tests.replay_helpers import (
     messages_call_whole_in_start,
     post,
 )
+from tests.replay_helpers import events as _events
 
 
 def _anthropic(proxy: Any) -> anthropic.AsyncAnthropic:
@@ -698,3 +699,38 @@ async def test_a_hidden_rounds_server_blocks_reach_a_whole_message(
     assert sent[1]["content"] == [*blocks, MEMORY_USE]
     assert sent[3]["content"] == [DONE_TEXT]
 
+
+# -- 131: the next turn of a thread whose hidden round listed MCP tools ----------------------
+# A client without stored responses (``store: false``) sends its output items back; the
+# proxy splices the hidden round in front of the answer it showed. ``mcp_list_tools``
+# (and ``mcp_approval_request``) are output items whose type does not end in ``_call``:
+# read as a turn of their own, they split the client's answer, which then no longer
+# matched the one it was shown, and the hidden call never went back.
+@pytest.mark.parametrize("stream", [True, False])
+async def test_a_thread_whose_hidden_round_listed_mcp_tools_goes_back_whole(
+        gated: Gated, stream: bool) -> None:
+    upstream, proxy = gated
+    if stream:
+        upstream.answers.extend([Scripted([_mcp_round("resp_1", (MEMORY_ITEM, []))]),
+                                 Scripted([_resp_stream("resp_2", [(ANSWER_ITEM, [])])])])
+    else:
+        upstream.answers.extend([
+            Scripted([_response("resp_1", [LIST_TOOLS, MCP_CALL, MEMORY_ITEM])], headers=JSON),
+            Scripted([_response("resp_2", [ANSWER_ITEM])], headers=JSON)])
+    upstream.answers.append(Scripted([FINAL["/responses"]]))
+    user: Any = [{"role": "user", "content": "hello there"}]
+    body = {"model": "m", "input": user, "store": False, "tools": [MCP_TOOL], "stream": stream}
+    status, _, got = await post(proxy, "/responses", body)
+    shown = ([e for e in _events(got) if e.get("type") == "response.completed"][0]["response"]
+             if stream else orjson.loads(got))["output"]
+    assert status == 200 and [o["type"] for o in shown] == [
+        "mcp_list_tools", "mcp_call", "message"]
+    await proxy.settle()
+    later = dict(body, stream=True, input=[*user, *shown,
+                                           {"role": "user", "content": "and then?"}])
+    status, _, _ = await post(proxy, "/responses", later)
+    assert status == 200 and len(upstream.received) == 3
+    sent = upstream.received[2]["json"]["input"]
+    assert [i.get("type", i.get("role")) for i in sent] == [
+        "user", "mcp_list_tools", "mcp_call", "function_call", "function_call_output",
+        "message", "user"]

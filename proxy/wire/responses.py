@@ -76,14 +76,19 @@ def _is_message(item: Any) -> bool:
             and isinstance(item.get("role"), str))
 
 
+_OTHER_OUTPUT = frozenset({"reasoning", "mcp_list_tools", "mcp_approval_request"})
+"""Output items whose type does not end in ``_call``."""
+
+
 def _is_output_side(item: Any) -> bool:
-    """Items the model produces: an assistant message, reasoning, any ``*_call``."""
+    """Items the model (or the upstream, for its own tools) produces: an assistant
+    message, reasoning, any ``*_call``, an MCP tool listing or approval request."""
     if not isinstance(item, dict):
         return False
     kind = item.get("type")
     if _is_message(item):
         return item["role"] == "assistant"
-    return kind == "reasoning" or (isinstance(kind, str) and kind.endswith("_call"))
+    return kind in _OTHER_OUTPUT or (isinstance(kind, str) and kind.endswith("_call"))
 
 
 def _output_text(item: dict[str, Any]) -> list[str]:
