@@ -62,6 +62,39 @@ def _message(blocks: list[dict[str, Any]], stop: str, usage: dict[str, Any],
 MEMORY_USE = {"type": "tool_use", "id": "toolu_m", "name": "memory_grep",
               "input": {"query": "build flag"}}
 DONE_TEXT = {"type": "text", "text": "done"}
+_CHAT_CALL = {"role": "assistant", "content": None, "tool_calls": [{
+    "id": "call_m", "type": "function",
+    "function": {"name": "memory_grep", "arguments": "{\"query\": \"x\"}"}}]}
+_USAGE = {"input_tokens": 3, "output_tokens": 4, "total_tokens": 7}
+WHOLE_CALL: dict[str, Any] = {
+    "/chat/completions": {"id": "chatcmpl-m", "object": "chat.completion", "created": 1,
+                          "model": "m", "choices": [{"index": 0, "message": _CHAT_CALL,
+                                                     "finish_reason": "tool_calls"}]},
+    "/messages": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
+                  "content": [MEMORY_USE], "stop_reason": "tool_use", "stop_sequence": None,
+                  "usage": {"input_tokens": 5, "output_tokens": 2}},
+    "/responses": {"id": "resp_1", "object": "response", "status": "completed", "model": "m",
+                   "created_at": 1, "usage": _USAGE, "output": [{
+                       "type": "function_call", "id": "fc_1", "call_id": "call_m",
+                       "name": "memory_grep", "arguments": "{\"query\": \"x\"}",
+                       "status": "completed"}]},
+}
+"""path → a whole answer whose one call is a memory call."""
+WHOLE_DONE: dict[str, Any] = {
+    "/chat/completions": {"id": "chatcmpl-d", "object": "chat.completion", "created": 1,
+                          "model": "m", "choices": [{"index": 0, "finish_reason": "stop",
+                                                     "message": {"role": "assistant",
+                                                                 "content": "done"}}]},
+    "/messages": {"id": "msg_2", "type": "message", "role": "assistant", "model": "claude",
+                  "content": [DONE_TEXT], "stop_reason": "end_turn", "stop_sequence": None,
+                  "usage": {"input_tokens": 5, "output_tokens": 2}},
+    "/responses": {"id": "resp_2", "object": "response", "status": "completed", "model": "m",
+                   "created_at": 1, "usage": _USAGE, "output": [{
+                       "type": "message", "id": "msg_2", "status": "completed",
+                       "role": "assistant", "content": [{
+                           "type": "output_text", "text": "done", "annotations": []}]}]},
+}
+"""path → a whole answer with the text "done"."""
 
 
 # -- 118: Claude Code's ``POST /v1/messages?beta=true`` ----------------------------------------
@@ -470,21 +503,45 @@ async def test_an_upstream_closing_each_connection_serves_every_round(
     assert len(upstream.received) == 4
 
 
-# -- 127: trailer fields after a chunked answer ----------------------------------------------
-# RFC 9110 §6.5: a chunked message may end with trailer fields (``Trailer:`` announced,
-# fields after the last chunk), which some servers send (usage or checksums). A proxy
-# whose reader expects ``0\r\n\r\n`` hangs or fails on them. Raw bytes on a loopback
-# socket, as aiohttp's server cannot write trailers.
-class TrailerUpstream:
-    """A raw HTTP/1.1 upstream answering each request (kept-alive connections too) with
-    the next of ``answers`` (status line 200, ``Content-Type``, body), chunked with a
-    trailer field; records each request's head and body."""
+# -- 127, 132, 133: answer framings aiohttp's server does not write ------------------------
+# 127, RFC 9110 §6.5: a chunked message may end with trailer fields (``Trailer:``
+# announced, fields after the last chunk), which some servers send (usage, checksums);
+# a reader that expects ``0\r\n\r\n`` hangs or fails on them. 132, RFC 9112 §6.3: an
+# HTTP/1.0 answer without ``Content-Length`` ends where the server closes (small
+# servers, ``http.server``); read as empty, or the closed connection kept for the next
+# round. 133, RFC 8297: ``103 Early Hints`` (CDNs) before the final status, relayed as
+# the answer or hanging the reader. Raw bytes on a loopback socket.
+FRAMINGS = ("trailers", "http-1.0", "early-hints")
 
-    def __init__(self) -> None:
+
+class RawSocketUpstream:
+    """A raw HTTP upstream answering each request (on kept-alive connections too) with
+    the next of ``answers`` (``Content-Type``, body), framed as ``framing`` says (one
+    of :data:`FRAMINGS`); records each request's head and body."""
+
+    def __init__(self, framing: str) -> None:
+        self.framing = framing
         self.answers: deque[tuple[str, bytes]] = deque()
         self.received: list[tuple[bytes, bytes]] = []
         self.server: asyncio.Server | None = None
         self.port = 0
+
+    def frame(self, kind: str, payload: bytes) -> bytes:
+        head = b"Content-Type: " + kind.encode() + b"\r\n"
+        if self.framing == "http-1.0":
+            return b"HTTP/1.0 200 OK\r\n" + head + b"\r\n" + payload
+        out = []
+        if self.framing == "early-hints":
+            out.append(b"HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n")
+        out.append(b"HTTP/1.1 200 OK\r\n" + head + b"Transfer-Encoding: chunked\r\n"
+                   + (b"Trailer: x-usage-tokens\r\n" if self.framing == "trailers" else b"")
+                   + b"\r\n")
+        for i in range(0, len(payload), 40):
+            piece = payload[i:i + 40]
+            out.append(b"%x\r\n%s\r\n" % (len(piece), piece))
+        out.append(b"0\r\nx-usage-tokens: 7\r\n\r\n" if self.framing == "trailers"
+                   else b"0\r\n\r\n")
+        return b"".join(out)
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -496,15 +553,10 @@ class TrailerUpstream:
                         length = int(line.split(b":", 1)[1])
                 body = await reader.readexactly(length)
                 self.received.append((head, body))
-                kind, payload = self.answers.popleft()
-                out = [b"HTTP/1.1 200 OK\r\nContent-Type: " + kind.encode()
-                       + b"\r\nTransfer-Encoding: chunked\r\nTrailer: x-usage-tokens\r\n\r\n"]
-                for i in range(0, len(payload), 40):
-                    piece = payload[i:i + 40]
-                    out.append(b"%x\r\n%s\r\n" % (len(piece), piece))
-                out.append(b"0\r\nx-usage-tokens: 7\r\n\r\n")
-                writer.write(b"".join(out))
+                writer.write(self.frame(*self.answers.popleft()))
                 await writer.drain()
+                if self.framing == "http-1.0":
+                    break  # the body ends where the connection does
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
@@ -515,9 +567,10 @@ class TrailerUpstream:
         self.port = self.server.sockets[0].getsockname()[1]
 
 
-@pytest.fixture
-async def trailers(tmp_path: Path) -> AsyncIterator[tuple[TrailerUpstream, RunningProxy]]:
-    upstream = TrailerUpstream()
+@pytest.fixture(params=FRAMINGS)
+async def framed(request: pytest.FixtureRequest, tmp_path: Path
+                 ) -> AsyncIterator[tuple[RawSocketUpstream, RunningProxy]]:
+    upstream = RawSocketUpstream(request.param)
     await upstream.start()
     proxy = await start_proxy(f"http://127.0.0.1:{upstream.port}/v1", tmp_path / "d",
                               tools={"offer": "always"})
@@ -527,16 +580,23 @@ async def trailers(tmp_path: Path) -> AsyncIterator[tuple[TrailerUpstream, Runni
     upstream.server.close()
 
 
+@pytest.mark.parametrize("stream", [True, False])
 @pytest.mark.parametrize("path", sorted(MEMORY_CALLS))
-async def test_chunked_answers_with_trailers_serve_every_round(
-        trailers: tuple[TrailerUpstream, RunningProxy], path: str) -> None:
-    upstream, proxy = trailers
+async def test_answers_in_other_framings_serve_every_round(
+        framed: tuple[RawSocketUpstream, RunningProxy], path: str, stream: bool) -> None:
+    upstream, proxy = framed
     body, call = MEMORY_CALLS[path]
     models = b"{\"object\": \"list\", \"data\": []}"
-    upstream.answers.extend([("text/event-stream", call), ("text/event-stream", FINAL[path]),
-                             ("application/json", models)])
-    status, _, got = await post(proxy, path, body)
+    if stream:
+        answers = [("text/event-stream", call), ("text/event-stream", FINAL[path])]
+    else:
+        answers = [("application/json", orjson.dumps(WHOLE_CALL[path])),
+                   ("application/json", orjson.dumps(WHOLE_DONE[path]))]
+    upstream.answers.extend([*answers, ("application/json", models)])
+    status, _, got = await post(proxy, path, dict(body, stream=stream))
     assert status == 200 and b"done" in got and b"memory_grep" not in got
+    if not stream:
+        assert orjson.loads(got)  # whole, not cut at a chunk
     async with aiohttp.ClientSession() as session:
         async with session.get(proxy.base_url + "/models", headers=HEADERS) as resp:
             assert (resp.status, await resp.read()) == (200, models)
@@ -621,7 +681,8 @@ IMAGE = {"type": "image_generation_call", "id": "ig_1", "status": "completed",
          "result": RESULT}
 WEB_SEARCH = {"type": "web_search_call", "id": "ws_1", "status": "completed",
               "action": {"type": "search", "query": "alpha"}}
-RESPONSES_WORK: dict[str, list[dict[str, Any]]] = {"mcp": [LIST_TOOLS, MCP_CALL], "image": [IMAGE], "web_search": [WEB_SEARCH]}
+RESPONSES_WORK: dict[str, list[dict[str, Any]]] = {
+    "mcp": [LIST_TOOLS, MCP_CALL], "image": [IMAGE], "web_search": [WEB_SEARCH]}
 
 
 def _response(rid: str, items: list[dict[str, Any]]) -> bytes:
