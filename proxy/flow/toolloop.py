@@ -186,6 +186,7 @@ class ToolLoop:
         :class:`ClientGone` when the client left (nothing was answered)."""
         ex, wire = self.ex, self.wire
         messages = wire.messages(body)
+        shown: list[Any] = []  # hidden rounds' server tool work, which a stream shows
         while True:
             resp = await self._send(body, messages)
             raw = await self._read(resp)
@@ -254,7 +255,10 @@ class ToolLoop:
                                 ex.usage)
                 break
             messages.extend([sent, *turns])
+            shown.extend(wire.server_work(msg))
             body = wire.carried(body, obj)
+        if shown:
+            wire.lead_with(obj, shown)
         ex.client_choices = wire.client_choices(obj)
         ex.finish_reasons = wire.finish_reasons(obj)
         return self._answer(resp, dumps_body(obj))

@@ -186,6 +186,17 @@ class WireAdapter(ABC):
         Completions and Responses: unchanged."""
         return body
 
+    def server_work(self, message: dict[str, Any]) -> list[Any]:
+        """The parts of a hidden round's assistant ``message`` that record work the
+        upstream ran itself (a server tool's call and its result, a remote MCP call, a
+        generated image), in order. A stream shows them as they come; a whole answer
+        leads with them (:meth:`lead_with`). Chat Completions has none."""
+        return []
+
+    def lead_with(self, obj: dict[str, Any], parts: list[Any]) -> None:
+        """Put ``parts`` (:meth:`server_work` of the hidden rounds) before the content
+        of the whole answer ``obj``. Chat Completions has none to put."""
+
     def replayable(self, body: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
         """A round's assistant ``message`` as it can go upstream again with ``body``
         (the Responses API leaves out what the upstream cannot read back). Chat

@@ -54,6 +54,14 @@ def sse_event(name: str, obj: Any) -> bytes:
     return b"event: " + name.encode() + b"\ndata: " + orjson.dumps(obj) + b"\n\n"
 
 
+def is_server_block(kind: str) -> bool:
+    """True for a content block type the upstream writes for a tool it runs itself:
+    ``server_tool_use``, ``mcp_tool_use`` and their results (``*_tool_result`` other
+    than the client's own ``tool_result``)."""
+    return kind in ("server_tool_use", "mcp_tool_use") or (
+        kind.endswith("_tool_result") and kind != "tool_result")
+
+
 def blocks(content: Any) -> list[Any]:
     """A message's content as a block list (a string is one text block)."""
     if isinstance(content, str):
@@ -317,6 +325,15 @@ class MessagesWire(WireAdapter):
             return orjson.dumps(value).decode()
         except TypeError:  # orjson.JSONEncodeError is one
             return json.dumps(value)
+
+    def server_work(self, message: dict[str, Any]) -> list[Any]:
+        """``server_tool_use`` and ``mcp_tool_use`` blocks and the results the upstream
+        wrote for them (``web_search_tool_result``, ``mcp_tool_result``, …)."""
+        return [b for b in message.get("content") or [] if isinstance(b, dict)
+                and isinstance(b.get("type"), str) and is_server_block(b["type"])]
+
+    def lead_with(self, obj: dict[str, Any], parts: list[Any]) -> None:
+        obj["content"] = [*parts, *(obj.get("content") or [])]
 
     def without_calls(self, message: dict[str, Any], keep: list[dict[str, Any]]
                       ) -> dict[str, Any]:

@@ -61,6 +61,11 @@ CLIENT_CALLS = frozenset({"function_call", "custom_tool_call", "computer_call",
 response can go on; a round holding one beside a memory call ends with it shown."""
 
 
+SERVER_ITEMS = frozenset({"web_search_call", "file_search_call", "code_interpreter_call",
+                          "image_generation_call", "mcp_call", "mcp_list_tools"})
+"""Output items of tools the upstream runs itself; nothing for the client to answer."""
+
+
 class Instructions(dict[str, Any]):
     """The ``system`` turn standing for the request's ``instructions`` (dropped again
     when the turns become an ``input``)."""
@@ -71,14 +76,19 @@ def _is_message(item: Any) -> bool:
             and isinstance(item.get("role"), str))
 
 
+_OTHER_OUTPUT = frozenset({"reasoning", "mcp_list_tools", "mcp_approval_request"})
+"""Output items whose type does not end in ``_call``."""
+
+
 def _is_output_side(item: Any) -> bool:
-    """Items the model produces: an assistant message, reasoning, any ``*_call``."""
+    """Items the model (or the upstream, for its own tools) produces: an assistant
+    message, reasoning, any ``*_call``, an MCP tool listing or approval request."""
     if not isinstance(item, dict):
         return False
     kind = item.get("type")
     if _is_message(item):
         return item["role"] == "assistant"
-    return kind == "reasoning" or (isinstance(kind, str) and kind.endswith("_call"))
+    return kind in _OTHER_OUTPUT or (isinstance(kind, str) and kind.endswith("_call"))
 
 
 def _output_text(item: dict[str, Any]) -> list[str]:
@@ -340,6 +350,14 @@ class ResponsesWire(WireAdapter):
         proxy never saw and could not rename): only a function call can be a memory call."""
         name = call.get("name")
         return name if isinstance(name, str) and call.get("type") == "function_call" else ""
+
+    def server_work(self, message: dict[str, Any]) -> list[Any]:
+        """The round's :data:`SERVER_ITEMS` (a web search, an MCP call, an image)."""
+        return [i for i in message.get(ITEMS) or []
+                if isinstance(i, dict) and i.get("type") in SERVER_ITEMS]
+
+    def lead_with(self, obj: dict[str, Any], parts: list[Any]) -> None:
+        obj["output"] = [*parts, *(obj.get("output") or [])]
 
     def without_calls(self, message: dict[str, Any], keep: list[dict[str, Any]]
                       ) -> dict[str, Any]:
