@@ -16,11 +16,6 @@ committed job's ``then`` (in the job's context), then resolves the futures, in
 that order (the stores' contract: what ``then`` queues runs before anything
 queued by whoever waits on the future). When the batch as a whole failed,
 :func:`fail_batch` fails every job it held with one ``StoreError``.
-
-A future's callback may leave work to the writer thread itself (:func:`after_batch`):
-it runs once the batch's futures are all resolved, when no other write waits, instead
-of waking a thread of its own; a write it waits for meanwhile runs in turn on the same
-thread (:func:`new_future`).
 """
 
 from __future__ import annotations
@@ -64,11 +59,6 @@ URGENT, NORMAL, STOP = 0, 1, 2
 HOLD_RECHECK_SECONDS = 0.02
 """Longest the writer holds a job that gives way without asking ``busy()`` again."""
 """The lanes: urgent jobs, every other job, and the writer's stop (after all)."""
-
-_WRITER = threading.local()
-"""A writer thread's state inside :func:`complete_batch`: ``after``, the work left by
-:func:`after_batch` (a list, ``None`` outside); ``pump``, set while such work runs:
-``pump(future)`` runs queued batches until ``future`` is done."""
 
 EVERY_KEY: Hashable = object()
 """The order key of an urgent job that keeps its place after *every* job queued
@@ -309,110 +299,16 @@ class WriteQueue:
         """Jobs queued and not yet taken (approximate)."""
         return len(self._heap)
 
-    def waiting(self) -> bool:
-        """Whether an urgent or ordinary job is queued (jobs giving way aside: they
-        wait for the requests in flight anyway); approximate."""
-        return bool(self._urgent or self._plain)
-
-
-def after_batch(job: Callable[[], None], fallback: Callable[[], None]) -> None:
-    """Leave ``job()`` to this writer thread, or run ``fallback()``.
-
-    Called from a write future's done-callback: on the writer thread that resolves
-    the future (inside :func:`complete_batch`), ``job`` runs there once every future
-    of the batch is resolved, when no urgent or ordinary write is queued (it would
-    wait behind ``job``) and no other such job runs on the thread; otherwise
-    ``fallback`` runs then (it hands ``job`` to another thread). Called anywhere
-    else (the future was resolved already), ``fallback`` runs at once. Of several
-    jobs left by one batch, the first may run on the writer, after the others'
-    fallbacks. A write that ``job`` waits for runs meanwhile on the same thread
-    (:func:`new_future`). Neither may raise (logged)."""
-    pending: list[tuple[Callable[[], None], Callable[[], None]]] | None = getattr(
-        _WRITER, "after", None)
-    if pending is None:
-        fallback()
-    else:
-        pending.append((job, fallback))
-
-
-def new_future(pump: Callable[[Future[Any]], None]) -> Future[Any]:
-    """A write job's future for the store whose writer runs ``pump(future)`` (its
-    queued batches until ``future`` is done): waited for by work left to that writer
-    thread (:func:`after_batch`), its :meth:`~concurrent.futures.Future.result` (or
-    ``exception``) runs the writer's queue on that thread instead of waiting for it;
-    anywhere else, a plain :class:`~concurrent.futures.Future`."""
-    return _Pumped(pump)
-
-
-class _Pumped(Future[Any]):
-    """A future whose waits on its writer's thread run that writer's queue."""
-
-    def __init__(self, pump: Callable[[Future[Any]], None]) -> None:
-        super().__init__()
-        self._pump = pump
-
-    def _run_writer(self) -> None:
-        if not self.done() and getattr(_WRITER, "pump", None) == self._pump:
-            self._pump(self)
-
-    def result(self, timeout: float | None = None) -> Any:
-        self._run_writer()
-        return super().result(timeout)
-
-    def exception(self, timeout: float | None = None) -> BaseException | None:
-        self._run_writer()
-        return super().exception(timeout)
-
-
-def _safely(fn: Callable[[], None], what: str) -> None:
-    try:
-        fn()
-    except BaseException:  # noqa: BLE001 - the batch has committed; the writer goes on
-        log.exception("%s failed", what)
-
 
 def complete_batch(done: Iterable[Done], after_commit: Callable[[], None] | None,
                    queue: WriteQueue | None = None,
-                   taken: Iterable[Entry] = (),
-                   pump: Callable[[Future[Any]], None] | None = None) -> None:
+                   taken: Iterable[Entry] = ()) -> None:
     """After a batch committed: ``after_commit()``, each ``then(value)`` of the jobs
     that succeeded, then every future (its value, or the job's own exception).
     Neither the hook nor a ``then`` that raises stops the rest (logged). With
     ``queue`` and the batch's ``taken`` entries, what a ``then`` queues there is a
-    follow-up of its job (:meth:`WriteQueue.following`). Then the work the futures'
-    callbacks left (:func:`after_batch`): on this thread when ``queue`` has no write
-    waiting and ``pump`` is given (``pump(future)``: run this writer's queued
-    batches until ``future`` is done), else by its fallback."""
-    prior = getattr(_WRITER, "after", None)
-    left: list[tuple[Callable[[], None], Callable[[], None]]] = []
-    _WRITER.after = left
-    try:
-        _complete(list(done), after_commit, queue, taken)
-    finally:
-        _WRITER.after = prior
-    if not left:
-        return
-    first = None
-    if (pump is not None and queue is not None and not queue.waiting()
-            and getattr(_WRITER, "pump", None) is None):
-        first, left = left[0], left[1:]
-    for _job, fallback in left:
-        _safely(fallback, "a write's hand-off")
-    if first is None:
-        return
-    job, fallback = first
-    if queue is not None and queue.waiting():  # queued meanwhile: hand it off too
-        _safely(fallback, "a write's hand-off")
-        return
-    _WRITER.pump = pump
-    try:
-        _safely(job, "work left to the writer")
-    finally:
-        _WRITER.pump = None
-
-
-def _complete(done: list[Done], after_commit: Callable[[], None] | None,
-              queue: WriteQueue | None, taken: Iterable[Entry]) -> None:
+    follow-up of its job (:meth:`WriteQueue.following`)."""
+    done = list(done)
     place = {id(entry[2][2]): entry for entry in taken}  # a job's future → its entry
     if after_commit is not None:
         try:

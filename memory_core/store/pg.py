@@ -51,14 +51,7 @@ from memory_core.errors import SchemaTooNewError, StoreError
 from memory_core.stats import LatencyStats
 from memory_core.store import pg_text
 from memory_core.store.api import EngineStore, Store
-from memory_core.store.batch import (
-    Done,
-    Entry,
-    WriteQueue,
-    complete_batch,
-    fail_batch,
-    new_future,
-)
+from memory_core.store.batch import Done, Entry, WriteQueue, complete_batch, fail_batch
 from memory_core.store.pg_migrations import apply_migrations
 from memory_core.store.pg_ops import PgTx
 from memory_core.store.pg_trips import (
@@ -185,7 +178,7 @@ class PgStore:
         of the caller's context (:mod:`contextvars`), as the SQLite store's jobs do."""
         if self._closed:
             raise StoreError("store is closed")
-        fut: Future[T] = new_future(self._pump)  # see batch.after_batch
+        fut: Future[T] = Future()
         self._queue.put((fn, args, fut, then, contextvars.copy_context()), urgent=urgent,
                         key=order_key, gives_way=gives_way, then_key=then_key)
         return fut
@@ -292,19 +285,7 @@ class PgStore:
             fail_batch(jobs, exc)  # every job was rolled back with it
             return
         self.commit_latency.observe(time.perf_counter() - started)
-        complete_batch(results, self.after_commit, self._queue, entries, self._pump)
-
-    def _pump(self, fut: Future[Any]) -> None:
-        """On the writer thread, inside work left to it
-        (:func:`~memory_core.store.batch.after_batch`): run the queued batches, in
-        their order, until ``fut`` is done."""
-        while not fut.done():
-            entries, stop = self._queue.take(_BATCH_MAX)
-            if entries:
-                self._run_batch(entries)
-            if stop:  # nothing was left to run: the stop stays for the writer's loop
-                self._queue.stop()
-                return
+        complete_batch(results, self.after_commit, self._queue, entries)
 
     def _writer_connection(self) -> WriterConnection:
         conn = self._wconn

@@ -29,14 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from memory_core.errors import StoreError
 from memory_core.stats import LatencyStats
 from memory_core.store.api import EngineStore, Store
-from memory_core.store.batch import (
-    Done,
-    Entry,
-    WriteQueue,
-    complete_batch,
-    fail_batch,
-    new_future,
-)
+from memory_core.store.batch import Done, Entry, WriteQueue, complete_batch, fail_batch
 from memory_core.store.migrations import apply_migrations
 from memory_core.store.sqlite_ops import SqliteTx
 
@@ -180,7 +173,7 @@ class SqliteStore:
         """
         if self._closed:
             raise StoreError("store is closed")
-        fut: Future[T] = new_future(self._pump)  # see batch.after_batch
+        fut: Future[T] = Future()
         self._queue.put((fn, args, fut, then, contextvars.copy_context()), urgent=urgent,
                         key=order_key, gives_way=gives_way, then_key=then_key)
         return fut
@@ -277,19 +270,7 @@ class SqliteStore:
         self._commits += 1
         if self._commits % CHECKPOINT_COMMITS == 0:
             self._checkpoint_due.set()
-        complete_batch(results, self.after_commit, self._queue, entries, self._pump)
-
-    def _pump(self, fut: Future[Any]) -> None:
-        """On the writer thread, inside work left to it
-        (:func:`~memory_core.store.batch.after_batch`): run the queued batches, in
-        their order, until ``fut`` is done."""
-        while not fut.done():
-            entries, stop = self._queue.take(_BATCH_MAX)
-            if entries:
-                self._run_batch(self._wconn, entries)
-            if stop:  # nothing was left to run: the stop stays for the writer's loop
-                self._queue.stop()
-                return
+        complete_batch(results, self.after_commit, self._queue, entries)
 
     def _checkpoint_loop(self) -> None:
         conn: sqlite3.Connection | None = None
