@@ -73,6 +73,7 @@ from memory_core.extraction.units import unit_class
 from memory_core.items import fields, standing
 from memory_core.items.age import grown_age
 from memory_core.items.agent_keys import KeyMatch, near_duplicate, snake_key
+from memory_core.items.named_change import ends_another
 from memory_core.items.denial import denial_target
 from memory_core.items.resent import TurnPaths
 from memory_core.items.overlap import (
@@ -1127,7 +1128,9 @@ def revise_by_meaning(tx: Tx, new_id: int, near: Iterable[tuple[int, float]], *,
     one's by at least ``margin`` (two alike items: ambiguous, nothing is superseded)
     and it is a fit (:func:`_revised_by`: firm, the same ordinal label, condition and
     unit dimension, no sibling attribute, not a dated statement about another named
-    thing, not the same value said again, not about another person; a
+    thing, not the end of a thing it never names
+    (:func:`~memory_core.items.named_change.ends_another`), not the same value said
+    again, not about another person; a
     conversation-local item only within its thread). Returns the id
     superseded, or ``None``."""
     items = tx.item_writes
@@ -1194,6 +1197,7 @@ def _revised_by(new: Row, old: Row) -> bool:
             and not rival_owners(nt, ot)
             and not _another_thing(new, old)
             and not _other_component(nt, ot)
+            and not ends_another(nt, ot)
             and not (new["value_text"] is None and impression(nt, new["subject"], new["kind"])
                      != impression(ot, old["subject"], old["kind"], asides=True))
             and correction_conditions_agree(_Said(new["condition"], new["text"] or ""), old))
