@@ -48,6 +48,11 @@ def embedder() -> Iterator[Any]:
     (["我们用禅道管理任务。", "现在任务都换成 Jira 来管了。"], "禅道", ["Jira"]),
     (["エディタはEmacsです。", "今はもうEmacsは使わず、Zedに乗り換えました。"],
      "エディタはEmacs", ["Zed"]),
+    # a change told without naming the attribute: alike well under 0.83
+    (["I live in Lisbon.", "i'm in Porto now, moved for my partner's job"],
+     "live in Lisbon", ["Porto"]),
+    (["My main language at work is Java.", "fyi I switched to Kotlin for everything last sprint"],
+     "language at work is Java", ["Kotlin"]),
 ])
 def test_an_update_in_other_words_supersedes_what_it_revises(
         tmp_path: Path, embedder: Any, messages: list[str], gone: str, kept: list[str]) -> None:
