@@ -46,7 +46,8 @@ def test_what_a_change_or_cessation_names(text: str, thing: str | None) -> None:
 
 
 @pytest.mark.parametrize("new, old, apart", [
-    ("We no longer host the docs on Netlify; they are on Pages.", "Our docs are on Netlify.", False),
+    ("We no longer host the docs on Netlify; they are on Pages.", "Our docs are on Netlify.",
+     False),
     ("I don't drink soda anymore.", "I drink a lot of soda.", False),
     ("The nightly job no longer sends a Slack message.", "The nightly backup runs at 1 AM.", True),
     ("We moved the coffee machine to the lobby.", "My desk is on the third floor.", True),
