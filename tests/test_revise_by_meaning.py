@@ -126,6 +126,33 @@ def test_the_most_alike_item_must_reach_the_floor_and_lead_by_the_margin(
         engine.close()
 
 
+def test_within_the_margin_the_one_item_with_a_value_of_its_dimension_is_revised(
+        tmp_path: Path) -> None:
+    budget, invoices, rent = ("The monthly cloud budget is $4,000.",
+                              "Cloud invoices go to Marta in finance.",
+                              "The office rent is $9,000 a month.")
+    engine, ids = _ids(tmp_path, [budget, invoices, rent, "finance approved more, we can "
+                                  "spend 6000 dollars a month on cloud now"])
+    try:
+        new = max(ids.values())
+        # two alike, one states a sum: the update's new sum is of that one
+        assert _revise(engine, new, [(ids[invoices], 0.85), (ids[budget], 0.84)]) \
+            == ids[budget]
+    finally:
+        engine.close()
+    engine, ids = _ids(tmp_path / "two", [budget, invoices, rent, "finance approved more, "
+                                          "we can spend 6000 dollars a month on cloud now"])
+    try:
+        new = max(ids.values())
+        # two alike that both state a sum: still ambiguous
+        assert _revise(engine, new, [(ids[rent], 0.85), (ids[budget], 0.84)]) is None
+        # the one with a sum under the floor is no candidate
+        assert _revise(engine, new, [(ids[invoices], FLOOR + 0.01),
+                                     (ids[budget], FLOOR - 0.01)]) is None
+    finally:
+        engine.close()
+
+
 @pytest.mark.parametrize("messages, old_text, new_text", [
     # a plain statement, no correction or update
     (["I write all my code in Emacs.", "Helix is a modal editor."],
