@@ -48,6 +48,11 @@ def embedder() -> Iterator[Any]:
     (["我们用禅道管理任务。", "现在任务都换成 Jira 来管了。"], "禅道", ["Jira"]),
     (["エディタはEmacsです。", "今はもうEmacsは使わず、Zedに乗り換えました。"],
      "エディタはEmacs", ["Zed"]),
+    # a change told without naming the attribute: alike well under 0.83
+    (["I live in Lisbon.", "i'm in Porto now, moved for my partner's job"],
+     "live in Lisbon", ["Porto"]),
+    (["My main language at work is Java.", "fyi I switched to Kotlin for everything last sprint"],
+     "language at work is Java", ["Kotlin"]),
 ])
 def test_an_update_in_other_words_supersedes_what_it_revises(
         tmp_path: Path, embedder: Any, messages: list[str], gone: str, kept: list[str]) -> None:
@@ -117,6 +122,33 @@ def test_the_most_alike_item_must_reach_the_floor_and_lead_by_the_margin(
         assert _revise(engine, new, [(new, 0.99), (other, 0.7), (old, 0.9)]) == old
         assert _revise(engine, new, [(other, 0.95)]) is None  # it revised once already
         assert engine.store.read_tx(lambda tx: tx.item_writes.item(old))["status"] == "superseded"
+    finally:
+        engine.close()
+
+
+def test_within_the_margin_the_one_item_with_a_value_of_its_dimension_is_revised(
+        tmp_path: Path) -> None:
+    budget, invoices, rent = ("The monthly cloud budget is $4,000.",
+                              "Cloud invoices go to Marta in finance.",
+                              "The office rent is $9,000 a month.")
+    engine, ids = _ids(tmp_path, [budget, invoices, rent, "finance approved more, we can "
+                                  "spend 6000 dollars a month on cloud now"])
+    try:
+        new = max(ids.values())
+        # two alike, one states a sum: the update's new sum is of that one
+        assert _revise(engine, new, [(ids[invoices], 0.85), (ids[budget], 0.84)]) \
+            == ids[budget]
+    finally:
+        engine.close()
+    engine, ids = _ids(tmp_path / "two", [budget, invoices, rent, "finance approved more, "
+                                          "we can spend 6000 dollars a month on cloud now"])
+    try:
+        new = max(ids.values())
+        # two alike that both state a sum: still ambiguous
+        assert _revise(engine, new, [(ids[rent], 0.85), (ids[budget], 0.84)]) is None
+        # the one with a sum under the floor is no candidate
+        assert _revise(engine, new, [(ids[invoices], FLOOR + 0.01),
+                                     (ids[budget], FLOOR - 0.01)]) is None
     finally:
         engine.close()
 

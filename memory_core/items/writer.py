@@ -73,6 +73,7 @@ from memory_core.extraction.units import unit_class
 from memory_core.items import fields, standing
 from memory_core.items.age import grown_age
 from memory_core.items.agent_keys import KeyMatch, near_duplicate, snake_key
+from memory_core.items.named_change import ends_another
 from memory_core.items.denial import denial_target
 from memory_core.items.resent import TurnPaths
 from memory_core.items.overlap import (
@@ -1124,10 +1125,15 @@ def revise_by_meaning(tx: Tx, new_id: int, near: Iterable[tuple[int, float]], *,
     from the vector index. The pool is the older active statements in ``near`` of the
     same tenant, role and speaker, by the user, from another message. The most alike
     of the pool is superseded when its similarity reaches ``floor``, leads the next
-    one's by at least ``margin`` (two alike items: ambiguous, nothing is superseded)
+    one's by at least ``margin`` (two alike items: ambiguous, nothing is superseded,
+    unless exactly one of those within the margin states a value in units of the
+    update's dimension, :func:`_value_alike`: "上限は8万円になりました" between
+    "月の予算は5万円までです" and the invoices' addressee; it must reach ``floor`` too)
     and it is a fit (:func:`_revised_by`: firm, the same ordinal label, condition and
     unit dimension, no sibling attribute, not a dated statement about another named
-    thing, not the same value said again, not about another person; a
+    thing, not the end of a thing it never names
+    (:func:`~memory_core.items.named_change.ends_another`), not the same value said
+    again, not about another person; a
     conversation-local item only within its thread). Returns the id
     superseded, or ``None``."""
     items = tx.item_writes
@@ -1147,14 +1153,27 @@ def revise_by_meaning(tx: Tx, new_id: int, near: Iterable[tuple[int, float]], *,
     pool.sort(key=lambda p: (p[0], p[1]["id"]), reverse=True)
     if not pool or pool[0][0] < floor:
         return None
-    if len(pool) > 1 and pool[0][0] - pool[1][0] < margin:
-        return None
     sim, old = pool[0]
+    if len(pool) > 1 and sim - pool[1][0] < margin:
+        valued = [p for p in pool if sim - p[0] < margin and p[0] >= floor
+                  and _value_alike(new, p[1])]
+        if len(valued) != 1:
+            return None
+        sim, old = valued[0]
     if not _revised_by(new, old):
         return None
     supersede(tx, int(old["id"]), new_id, f"update said in other words (similarity {sim:.3f})",
               time.time() if now is None else now)
     return int(old["id"])
+
+
+def _value_alike(new: Row, old: Row) -> bool:
+    """Whether both items state a value in units of one dimension ("8万円" / "5万円",
+    "45 minutes" / "30 minutes"): among items alike within the margin, the one that
+    holds the attribute the update gives a new value of."""
+    return (new["value"] is not None and old["value"] is not None
+            and bool(new["unit"]) and bool(old["unit"])
+            and unit_class(new["unit"]) == unit_class(old["unit"]))
 
 
 def revisable(new: Row) -> bool:
@@ -1194,6 +1213,7 @@ def _revised_by(new: Row, old: Row) -> bool:
             and not rival_owners(nt, ot)
             and not _another_thing(new, old)
             and not _other_component(nt, ot)
+            and not ends_another(nt, ot)
             and not (new["value_text"] is None and impression(nt, new["subject"], new["kind"])
                      != impression(ot, old["subject"], old["kind"], asides=True))
             and correction_conditions_agree(_Said(new["condition"], new["text"] or ""), old))

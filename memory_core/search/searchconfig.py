@@ -79,7 +79,7 @@ class SearchConfig:
     """Write-time dedupe, vector half: an item just embedded whose cosine similarity
     to an older active item of its scope reaches this is merged into it when the
     lexical guards agree (:func:`memory_core.items.writer.same_meaning`); 0 = off."""
-    update_similarity: float = field(default=0.83, metadata=rng(0.0, 1.0))
+    update_similarity: float = field(default=0.75, metadata=rng(0.0, 1.0))
     """Supersession, vector half: an update just embedded that replaced nothing by its
     words supersedes the older active item of its speaker it is most alike, when that
     similarity reaches this and leads the next candidate's by ``update_margin``
