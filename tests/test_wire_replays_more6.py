@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import openai
 import orjson
 import pytest
 
+from tests.conftest import TEST_KEY, store_sql
 from tests.replay_helpers import (
     JSON,
     Gated,
@@ -24,11 +26,80 @@ from tests.replay_helpers import (
 from tests.replay_helpers import events as _events
 from tests.test_wire_replays_more5 import (
     ANSWER_ITEM,
+    APPROVAL,
     DONE_TEXT,
+    LIST_TOOLS,
+    MCP_CALL,
+    MCP_TOOL,
     MEMORY_ITEM,
     MEMORY_USE,
     _message,
+    _response,
 )
+
+
+# -- 134: an MCP approval answer is the client's ------------------------------------------------
+# The Responses reference: an ``mcp_approval_response`` input item is "a response to an
+# MCP approval request", sent by the client on its next request. It was read as an
+# opaque assistant turn: stored as something the model said, found by memory search as
+# the assistant's.
+# Like a ``function_call_output`` it is now the client's answer to an item of the
+# model's (a ``tool`` turn), and it still reaches the upstream as the SDK wrote it.
+REASON = "only the staging database, never production"
+GREP = orjson.dumps({"query": "staging database"}).decode()
+
+
+def _item_bytes(body: bytes, kind: bytes) -> bytes:
+    """The bytes of the flat JSON object of type ``kind`` in ``body``."""
+    at = body.index(b'"' + kind + b'"')
+    return body[body.rindex(b"{", 0, at):body.index(b"}", at) + 1]
+
+
+async def test_an_mcp_approval_answer_is_stored_as_the_clients(gated: Gated) -> None:
+    upstream, proxy = gated
+    upstream.answers.extend([
+        Scripted([_response("resp_1", [LIST_TOOLS, APPROVAL])], headers=JSON),
+        Scripted([_response("resp_2", [MCP_CALL, ANSWER_ITEM])], headers=JSON),
+        Scripted([_response("resp_3", [dict(MEMORY_ITEM, arguments=GREP)])], headers=JSON),
+        Scripted([_response("resp_4", [ANSWER_ITEM])], headers=JSON)])
+    sent: list[bytes] = []
+
+    async def keep(request: Any) -> None:
+        sent.append(request.content)
+
+    tool: Any = dict(MCP_TOOL, require_approval="always")
+    user: Any = [{"role": "user", "content": "search the orders table"}]
+    answer: Any = {"type": "mcp_approval_response", "approval_request_id": "mcpr_1",
+                   "approve": True, "reason": REASON}
+    async with openai.DefaultAsyncHttpxClient(event_hooks={"request": [keep]}) as http, \
+            openai.AsyncOpenAI(
+            api_key=TEST_KEY, base_url=proxy.base_url, max_retries=0,
+            http_client=http) as client:
+        first = await client.responses.create(model="m", input=user, store=False,
+                                              tools=[tool])
+        assert [o.type for o in first.output] == ["mcp_list_tools", "mcp_approval_request"]
+        thread = [*user, *(o.model_dump(exclude_none=True) for o in first.output), answer]
+        second = await client.responses.create(model="m", input=thread, store=False,
+                                               tools=[tool])
+        assert second.output_text == "done"
+        await proxy.settle()
+        await client.responses.create(model="m", store=False, tools=[tool], input=[
+            {"role": "user", "content": "which database did I allow, staging?"}])
+    assert len(upstream.received) == 4
+    given = _item_bytes(sent[1], b"mcp_approval_response")
+    assert given in upstream.received[1]["raw"], "the SDK's bytes, as written"
+    kinds = [i.get("type", "message") for i in upstream.received[1]["json"]["input"]]
+    assert kinds[-2:] == ["mcp_approval_request", "mcp_approval_response"]
+    stored = store_sql(proxy.engine, "SELECT msg_role, text FROM messages"
+                       " WHERE raw_json LIKE '%mcp_approval_response%'")
+    assert [(r["msg_role"], r["text"]) for r in stored] == [
+        ("tool", f"[mcp approval: approved] {REASON}")]
+    # A later turn's memory search finds it as the client's answer, not as something
+    # the assistant said.
+    found = [orjson.loads(i["output"]) for i in upstream.received[3]["json"]["input"]
+             if i.get("type") == "function_call_output"]
+    assert [(r["role"], r["text"]) for r in found[0]["results"]
+            if "staging" in r["text"]] == [("tool", f"[mcp approval: approved] {REASON}")]
 
 
 # -- 135: the service tier of an answer summed over rounds ---------------------------------------

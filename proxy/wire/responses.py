@@ -19,7 +19,9 @@ them and back, keeping every original item untouched under ``items``:
   maps to the node the proxy stored. ``custom_tool_call`` items count as calls too
   (their ``input`` as arguments).
 - a ``function_call_output`` (any ``*_call_output``) → a ``tool`` turn
-  (``tool_call_id`` = ``call_id``).
+  (``tool_call_id`` = ``call_id``); an ``mcp_approval_response`` (the client's
+  answer to an ``mcp_approval_request``) likewise, its ``approval_request_id`` as
+  the id and the item as its content: the client's, not the model's.
 - anything else (``compaction``, ``item_reference``, unknown types, non-objects)
   → an opaque ``assistant`` turn whose content is the item itself, hashed whole
   and forwarded as the client's own bytes (:mod:`proxy.rawjson`).
@@ -151,6 +153,9 @@ def to_turns(items: list[Any]) -> list[dict[str, Any]]:
                 "type"].endswith("_call_output"):  # function, custom, shell… results
             turns.append({"role": "tool", "tool_call_id": item.get("call_id"),
                           "content": item.get("output"), ITEMS: [item]})
+        elif isinstance(item, dict) and item.get("type") == "mcp_approval_response":
+            turns.append({"role": "tool", "tool_call_id": item.get("approval_request_id"),
+                          "content": [item], ITEMS: [item]})
         else:
             turns.append({"role": "assistant", "content": [item], ITEMS: [item],
                           "opaque": True})
