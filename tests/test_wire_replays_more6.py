@@ -34,6 +34,7 @@ from tests.test_wire_replays_more5 import (
     MEMORY_ITEM,
     MEMORY_USE,
     _message,
+    _resp_stream,
     _response,
 )
 
@@ -195,3 +196,97 @@ async def test_the_answering_rounds_service_tier_is_the_answers(
     assert status == 200 and len(upstream.received) == 2 and b"memory_grep" not in got
     shown = _events(got) if stream else orjson.loads(got)
     assert _tiers(shown) and set(_tiers(shown)) == {answering}, _tiers(shown)
+
+
+# -- 136: a hidden round's reasoning in a whole answer --------------------------------------------
+# Row 130 put a hidden round's server tool work in front of a whole answer; a stream also
+# shows that round's reasoning items (thinking blocks) once the work is shown. Sent back
+# without them, the client's copy is not what the upstream wrote: an ``mcp_call`` sent
+# by id without the reasoning item that led to it, a signed thinking block missing
+# ahead of the server tool use. A whole answer now holds them in their places, as the
+# stream does, and the next turn still reaches the upstream with each item once.
+RS: list[dict[str, Any]] = [{"type": "reasoning", "id": f"rs_{n}", "summary": [],
+                             "encrypted_content": f"gAAAAB{n}" * 8} for n in (0, 1, 2)]
+TH: list[dict[str, Any]] = [{"type": "thinking", "thinking": f"step {n}",
+                             "signature": f"sig{n}" * 8} for n in (0, 1, 2)]
+SRV: list[dict[str, Any]] = [
+    {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
+     "input": {"query": "alpha"}},
+    {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []}]
+
+
+def _message_stream(msg: dict[str, Any]) -> bytes:
+    out = [ev("message_start", {"type": "message_start",
+                                "message": dict(msg, content=[], stop_reason=None)})]
+    for n, block in enumerate(msg["content"]):
+        out += [block_event("content_block_start", n, content_block=block),
+                block_event("content_block_stop", n)]
+    return b"".join([*out, ev("message_delta", {"type": "message_delta", "delta": {
+        "stop_reason": msg["stop_reason"], "stop_sequence": None},
+        "usage": {"output_tokens": 2}}), ev("message_stop", {"type": "message_stop"})])
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_a_hidden_rounds_reasoning_leads_a_whole_response_as_a_stream(
+        gated: Gated, stream: bool) -> None:
+    upstream, proxy = gated
+    first: list[dict[str, Any]] = [RS[0], LIST_TOOLS, MCP_CALL, RS[1], MEMORY_ITEM]
+    last: list[dict[str, Any]] = [RS[2], ANSWER_ITEM]
+    if stream:
+        upstream.answers.extend([Scripted([_resp_stream("resp_1", [(i, []) for i in first])]),
+                                 Scripted([_resp_stream("resp_2", [(i, []) for i in last])])])
+    else:
+        upstream.answers.extend([Scripted([_response("resp_1", first)], headers=JSON),
+                                 Scripted([_response("resp_2", last)], headers=JSON)])
+    upstream.answers.append(Scripted([_response("resp_3", [ANSWER_ITEM])], headers=JSON))
+    user: Any = [{"role": "user", "content": "hello there"}]
+    body = {"model": "m", "input": user, "store": False, "tools": [MCP_TOOL], "stream": stream,
+            "include": ["reasoning.encrypted_content"]}
+    status, _, got = await post(proxy, "/responses", body)
+    shown = ([e for e in _events(got) if e.get("type") == "response.completed"][0]["response"]
+             if stream else orjson.loads(got))["output"]
+    assert status == 200 and [o["id"] for o in shown] == [
+        "rs_0", "mcpl_1", "mcp_1", "rs_1", "rs_2", "msg_2"]
+    await proxy.settle()
+    status, _, _ = await post(proxy, "/responses", dict(body, stream=False, input=[
+        *user, *shown, {"role": "user", "content": "and then?"}]))
+    assert status == 200 and len(upstream.received) == 3
+    sent = upstream.received[2]
+    assert [i.get("id", i.get("type", "user")) for i in sent["json"]["input"]] == [
+        "user", "rs_0", "mcpl_1", "mcp_1", "rs_1", "fc_1", "function_call_output",
+        "rs_2", "msg_2", "user"]
+    assert all(sent["raw"].count(r["encrypted_content"].encode()) == 1 for r in RS)
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_a_hidden_rounds_thinking_leads_a_whole_message_as_a_stream(
+        gated: Gated, stream: bool) -> None:
+    upstream, proxy = gated
+    usage = {"input_tokens": 5, "output_tokens": 2}
+    first = _message([TH[0], *SRV, TH[1], MEMORY_USE], "tool_use", usage)
+    last = _message([TH[2], DONE_TEXT], "end_turn", usage, "msg_2")
+    if stream:
+        upstream.answers.extend([Scripted([_message_stream(first)]),
+                                 Scripted([_message_stream(last)])])
+    else:
+        upstream.answers.extend([Scripted([orjson.dumps(first)], headers=JSON),
+                                 Scripted([orjson.dumps(last)], headers=JSON)])
+    upstream.answers.append(Scripted([orjson.dumps(last)], headers=JSON))
+    user: Any = [{"role": "user", "content": "hello there"}]
+    body = {"model": "claude", "max_tokens": 2048, "messages": user, "stream": stream,
+            "thinking": {"type": "enabled", "budget_tokens": 1024}}
+    status, _, got = await post(proxy, "/messages", body)
+    shown = [e["content_block"] for e in _events(got) if e.get("type") ==
+             "content_block_start"] if stream else orjson.loads(got)["content"]
+    assert status == 200 and shown == [TH[0], *SRV, TH[1], TH[2], DONE_TEXT]
+    await proxy.settle()
+    status, _, _ = await post(proxy, "/messages", dict(body, stream=False, messages=[
+        *user, {"role": "assistant", "content": shown},
+        {"role": "user", "content": "and then?"}]))
+    assert status == 200 and len(upstream.received) == 3
+    sent = upstream.received[2]
+    turns = sent["json"]["messages"]
+    assert [m["role"] for m in turns] == ["user", "assistant", "user", "assistant", "user"]
+    assert turns[1]["content"] == [TH[0], *SRV, TH[1], MEMORY_USE]
+    assert turns[3]["content"] == [TH[2], DONE_TEXT]
+    assert all(sent["raw"].count(t["signature"].encode()) == 1 for t in TH)

@@ -357,9 +357,15 @@ class ResponsesWire(WireAdapter):
         return name if isinstance(name, str) and call.get("type") == "function_call" else ""
 
     def server_work(self, message: dict[str, Any]) -> list[Any]:
-        """The round's :data:`SERVER_ITEMS` (a web search, an MCP call, an image)."""
-        return [i for i in message.get(ITEMS) or []
-                if isinstance(i, dict) and i.get("type") in SERVER_ITEMS]
+        """The round's :data:`SERVER_ITEMS` (a web search, an MCP call, an image) and,
+        where there are any, its ``reasoning`` items in their places: a stream shows
+        those once the round showed something, and an output item sent back by id
+        needs the reasoning item that led to it ("provided without its required
+        'reasoning' item")."""
+        items = [i for i in message.get(ITEMS) or [] if isinstance(i, dict)]
+        if not any(i.get("type") in SERVER_ITEMS for i in items):
+            return []
+        return [i for i in items if i.get("type") in SERVER_ITEMS or i.get("type") == "reasoning"]
 
     def lead_with(self, obj: dict[str, Any], parts: list[Any]) -> None:
         obj["output"] = [*parts, *(obj.get("output") or [])]
