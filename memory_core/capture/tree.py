@@ -381,12 +381,21 @@ class _Seen:
     digest: bytes = b""
 
 
+def _approval_text(part: dict[str, Any]) -> str:
+    """``[mcp approval: approved]`` or ``denied``, with the client's reason after it."""
+    said = "approved" if part.get("approve") is True else "denied"
+    reason = part.get("reason")
+    return f"[mcp approval: {said}]" + (f" {reason}" if isinstance(reason, str) and reason
+                                         else "")
+
+
 def message_text(message: Any) -> str:
     """Return the searchable plain text of a message (characters, not tokens).
 
     Text parts of multimodal ``content`` are joined with newlines; image/audio parts
     become placeholders such as ``[image_url]``; tool calls are rendered as
-    ``name(arguments)`` so that they can be searched.
+    ``name(arguments)`` so that they can be searched; a Responses MCP approval
+    answer as its decision and the client's reason.
     """
     if not isinstance(message, dict):
         return "" if message is None else _plain(message)
@@ -405,6 +414,8 @@ def message_text(message: Any) -> str:
                     parts.append(f"{part.get('name')}({_plain_json(part.get('input'))})")
                 elif part.get("type") == "tool_result":
                     parts.append(message_text({"content": part.get("content")}))
+                elif part.get("type") == "mcp_approval_response":  # Responses
+                    parts.append(_approval_text(part))
                 else:
                     parts.append(f"[{part.get('type', 'part')}]")
             elif isinstance(part, str):

@@ -85,7 +85,10 @@ def _reasoning_only(chunk: dict[str, Any], text: bool = False) -> bool:
 
 def sum_usage(total: dict[str, Any] | None, usage: Any) -> dict[str, Any] | None:
     """Add ``usage`` into ``total`` (numbers summed, nested objects likewise; a field
-    only a later round reports, or that ``total`` holds as null, is taken as is)."""
+    only a later round reports, or that ``total`` holds as null, is taken as is). A
+    string names how the round was served (Anthropic's ``service_tier``,
+    ``inference_geo``): the later round's wins, as the answer the client gets is
+    that round's."""
     if not isinstance(usage, dict):
         return total
     if total is None:
@@ -95,6 +98,8 @@ def sum_usage(total: dict[str, Any] | None, usage: Any) -> dict[str, Any] | None
         if have is None:
             if value is not None:
                 total[key] = copy.deepcopy(value)
+        elif isinstance(value, str):
+            total[key] = value
         elif isinstance(value, bool) or isinstance(have, bool):
             continue  # not a count
         elif isinstance(value, int | float) and isinstance(have, int | float):

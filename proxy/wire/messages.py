@@ -54,6 +54,9 @@ def sse_event(name: str, obj: Any) -> bytes:
     return b"event: " + name.encode() + b"\ndata: " + orjson.dumps(obj) + b"\n\n"
 
 
+_THINKING = ("thinking", "redacted_thinking")
+
+
 def is_server_block(kind: str) -> bool:
     """True for a content block type the upstream writes for a tool it runs itself:
     ``server_tool_use``, ``mcp_tool_use`` and their results (``*_tool_result`` other
@@ -328,9 +331,15 @@ class MessagesWire(WireAdapter):
 
     def server_work(self, message: dict[str, Any]) -> list[Any]:
         """``server_tool_use`` and ``mcp_tool_use`` blocks and the results the upstream
-        wrote for them (``web_search_tool_result``, ``mcp_tool_result``, …)."""
-        return [b for b in message.get("content") or [] if isinstance(b, dict)
-                and isinstance(b.get("type"), str) and is_server_block(b["type"])]
+        wrote for them (``web_search_tool_result``, ``mcp_tool_result``, …), and where
+        there are any, the round's ``thinking`` / ``redacted_thinking`` blocks in their
+        places: a stream shows those once the round showed something, and a turn
+        sent back must keep a signed thinking block ahead of the tool use it led to."""
+        content = [b for b in message.get("content") or [] if isinstance(b, dict)]
+        if not any(is_server_block(str(b.get("type"))) for b in content):
+            return []
+        return [b for b in content
+                if b.get("type") in _THINKING or is_server_block(str(b.get("type")))]
 
     def lead_with(self, obj: dict[str, Any], parts: list[Any]) -> None:
         obj["content"] = [*parts, *(obj.get("content") or [])]

@@ -19,7 +19,9 @@ them and back, keeping every original item untouched under ``items``:
   maps to the node the proxy stored. ``custom_tool_call`` items count as calls too
   (their ``input`` as arguments).
 - a ``function_call_output`` (any ``*_call_output``) → a ``tool`` turn
-  (``tool_call_id`` = ``call_id``).
+  (``tool_call_id`` = ``call_id``); an ``mcp_approval_response`` (the client's
+  answer to an ``mcp_approval_request``) likewise, its ``approval_request_id`` as
+  the id and the item as its content: the client's, not the model's.
 - anything else (``compaction``, ``item_reference``, unknown types, non-objects)
   → an opaque ``assistant`` turn whose content is the item itself, hashed whole
   and forwarded as the client's own bytes (:mod:`proxy.rawjson`).
@@ -151,6 +153,9 @@ def to_turns(items: list[Any]) -> list[dict[str, Any]]:
                 "type"].endswith("_call_output"):  # function, custom, shell… results
             turns.append({"role": "tool", "tool_call_id": item.get("call_id"),
                           "content": item.get("output"), ITEMS: [item]})
+        elif isinstance(item, dict) and item.get("type") == "mcp_approval_response":
+            turns.append({"role": "tool", "tool_call_id": item.get("approval_request_id"),
+                          "content": [item], ITEMS: [item]})
         else:
             turns.append({"role": "assistant", "content": [item], ITEMS: [item],
                           "opaque": True})
@@ -352,9 +357,15 @@ class ResponsesWire(WireAdapter):
         return name if isinstance(name, str) and call.get("type") == "function_call" else ""
 
     def server_work(self, message: dict[str, Any]) -> list[Any]:
-        """The round's :data:`SERVER_ITEMS` (a web search, an MCP call, an image)."""
-        return [i for i in message.get(ITEMS) or []
-                if isinstance(i, dict) and i.get("type") in SERVER_ITEMS]
+        """The round's :data:`SERVER_ITEMS` (a web search, an MCP call, an image) and,
+        where there are any, its ``reasoning`` items in their places: a stream shows
+        those once the round showed something, and an output item sent back by id
+        needs the reasoning item that led to it ("provided without its required
+        'reasoning' item")."""
+        items = [i for i in message.get(ITEMS) or [] if isinstance(i, dict)]
+        if not any(i.get("type") in SERVER_ITEMS for i in items):
+            return []
+        return [i for i in items if i.get("type") in SERVER_ITEMS or i.get("type") == "reasoning"]
 
     def lead_with(self, obj: dict[str, Any], parts: list[Any]) -> None:
         obj["output"] = [*parts, *(obj.get("output") or [])]
