@@ -15,7 +15,7 @@ from tests.standing_helpers import assert_none_stands, assert_stands
 
 OTHERS_WORDS = [
     # another speaker's line of a pasted chat that the user's own line does not adopt
-    "Lena: from now on we squash-merge everything\nme: nah, I prefer rebase",
+    "Lena: from now on we squash-merge everything\nme: hmm, let me think about it",
     "Omar: going forward every invoice goes out on the 2nd\nme: let me think about it",
     # the same, pasted under a line that introduces it and above the user's question
     "Here's our team chat from this morning:\nDana: from now on every PR needs two"
@@ -138,3 +138,31 @@ def test_a_framed_chat_keeps_the_speakers_name_out_of_the_key_and_the_adopted_ru
     rule = [i for i in items if "postmortem" in i.text]
     assert rule and not rule[0].quoted and "kim" not in (rule[0].subject or ""), items
     assert stands(rule[0]), rule
+
+
+@pytest.mark.parametrize("text", [
+    "dana: from now on every PR needs two approvals\nraj: I think we should squash-merge"
+    " everything\nme: agreed, from now on we squash-merge everything",
+    "Dana: from now on every PR needs two approvals\nRaj: I think we should squash-merge"
+    " everything\nme: agreed, from now on we squash-merge everything",
+])
+def test_each_chat_line_is_read_alone_and_an_acknowledgement_leads_the_users_rule(
+        text: str) -> None:
+    """A line led by a speaker ("raj: ", "me: ") is no soft-wrapped continuation of the
+    line above, even where it goes on in lower case; "agreed," before the user's rule
+    is an acknowledgement, not its subject."""
+    items = extract(text)
+    assert items and not any("\n" in i.text for i in items), items
+    rule = [i for i in items if i.text.startswith("agreed, from now on")]
+    assert len(rule) == 1 and rule[0].kind == "constraint", items
+    assert rule[0].subject == "squash-merge everything" and stands(rule[0]), rule
+
+
+def test_the_users_own_answer_to_a_rule_they_do_not_adopt_is_theirs() -> None:
+    """The colleague's rule stays their words; the user's reply on the next line, read
+    alone, is the user's own preference."""
+    items = extract("Lena: from now on we squash-merge everything\nme: nah, I prefer rebase")
+    lena = [i for i in items if "squash-merge" in i.text]
+    mine = [i for i in items if "rebase" in i.text]
+    assert lena and all(i.quoted and not stands(i) for i in lena), items
+    assert len(mine) == 1 and "squash" not in mine[0].text and stands(mine[0]), items
