@@ -123,10 +123,11 @@ def other_lines(text: str) -> list[tuple[int, int]]:
     nobody adopts (module doc): in a chat (every line from the first led by a speaker to
     the last, two speakers or more, one the user's own label "me:", 我：, 私：, or one
     line a reply; no field label), each line a name leads, up to the next lead or the
-    end of the last led line (a question below the chat is the user's). A later line that opens with an acknowledgement (:data:`_REPLY`:
-    "agreed", 👍, 了解) adopts it: the user's own next line if the user answers
-    ("me: ok, agreed" adopts, "me: I'll push back" does not), else anyone's (a team's
-    agreement the user passes on). ``[]`` for most messages."""
+    end of the last led line (a question below the chat is the user's). A later line
+    that opens with an acknowledgement (:data:`_REPLY`: "agreed", 👍, 了解) adopts it:
+    the user's own next line if the user answers ("me: ok, agreed" adopts, "me: I'll
+    push back" does not), else anyone's (a team's agreement the user passes on). ``[]``
+    for most messages."""
     if ":" not in text and "：" not in text:
         return []
     rows, chat = _chat(text)
