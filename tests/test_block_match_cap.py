@@ -121,14 +121,17 @@ def test_standing_items_leave_less_room_and_the_log_names_max_items(
 def test_standing_items_past_their_cap_are_omitted_rows_of_the_explain_log(
         engine: Engine) -> None:
     """Standing items past ``pinned_items`` (or ``max_items``) are not shown: the
-    explain log names each, its cap, its rank among the standing items and its weight."""
+    explain log names each, its cap, its rank among the standing items and its weight.
+    ``match_items = 0``: none gets into the block as a match of the turn instead."""
     standing = ["I prefer metric units.", "Always answer in British English.",
                 "I'm allergic to peanuts.", "Never use emojis in your answers.",
                 "I prefer short answers.", "Always cite the source of a number."]
     ids = say_in_thread(engine, TENANT, ROLE, [("Mara", t) for t in standing])
     assert all(t in ids for t in standing)
-    for cfg, cap, shown_n in (({"pinned_items": 4}, "past pinned_items (4)", 4),
-                              ({"pinned_items": 20, "max_items": 2}, "past max_items (2)", 2)):
+    for cfg, cap, shown_n in (({"pinned_items": 4, "match_items": 0},
+                               "past pinned_items (4)", 4),
+                              ({"pinned_items": 20, "max_items": 2, "match_items": 0},
+                               "past max_items (2)", 2)):
         engine.config = dataclasses.replace(engine.config, **cfg)
         log = _question_log(engine, f"q{shown_n}")
         shown = {int(e["ref"][5:]) for e in log["included"]
@@ -173,3 +176,32 @@ def test_the_guideline_lines_are_one_row_of_the_explain_log(engine: Engine) -> N
     assert log["sections"][0]["tokens"] == rows[0]["tokens"]
     refs = [e["ref"] for e in log["included"]]
     assert len(refs) == len(set(refs))
+
+
+def test_a_standing_item_past_its_cap_that_matches_the_turn_is_shown_not_omitted(
+        engine: Engine) -> None:
+    """A standing item past ``pinned_items`` that the turn's words match gets a match's
+    place in the block: the explain log names it once, as included, and the omitted
+    rows keep the other standing items' ranks."""
+    standing = ["Never use emojis in your answers.", "I prefer metric units.",
+                "Always answer in British English.", "I'm allergic to peanuts.",
+                "Always cite the source of a number."]
+    ids = say_in_thread(engine, TENANT, ROLE, [("Mara", t) for t in standing])
+    assert all(t in ids for t in standing)
+    engine.config = dataclasses.replace(engine.config, pinned_items=2)
+    scope = Scope(TENANT, ROLE, "question")
+    ask = "Can I put emojis in the answers?"
+    msgs = [{"role": "system", "content": "A chat."}, {"role": "user", "content": ask}]
+    _, done = engine.capture_request(scope, "e", msgs, {})
+    log = engine.assemble(scope, done.result(), ask, "e", log=False).log
+    emoji = f"item:{ids[standing[0]]}"
+    included = [e for e in log["included"] if e["ref"] == emoji]
+    assert len(included) == 1 and "matches this turn" in included[0]["reason"]
+    past = [e for e in log["omitted"] if e["reason"].startswith("past pinned_items (2)")]
+    shown = {e["ref"] for e in log["included"]}
+    every = {f"item:{ids[t]}" for t in standing}
+    # each standing item is in the block or an omitted row, never both
+    assert {e["ref"] for e in past} == every - shown and emoji not in every - shown
+    assert past, "some standing item past the cap matched nothing"
+    ranks = [int(e["reason"].rsplit(" ", 1)[1]) for e in past]
+    assert ranks == sorted(ranks) and all(3 <= r <= len(standing) for r in ranks)

@@ -5,6 +5,8 @@ stored ``/memory`` commands and replies out exactly as the in-chat command does.
 
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +65,10 @@ async def test_status_counts_one_scope(proxy: RunningProxy) -> None:
     text = cli(proxy, "memory", "status", "--tenant", pop.tenant_a, "--role", "writer").output
     assert f"scope:           tenant={pop.tenant_a} role=writer" in text
     assert "memory_items:  1" in text
+    # each indexer's checkpoint and lag as words, not a Python dict
+    lags = [ln for ln in text.splitlines() if ln.startswith("index lag:")]
+    assert lags and all(re.fullmatch(r"index lag: +index_\w+: checkpoint \d+, lag \d+", ln)
+                        for ln in lags), lags
 
 
 async def test_inspect_shows_supersession_and_refuses_another_scope(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from memory_core.evaluation.extraction import stands
 from memory_core.extraction import extract
 from memory_core.extraction.transcript import other_lines
 from memory_core.items.fields import extraction_data
@@ -14,8 +15,11 @@ from tests.standing_helpers import assert_none_stands, assert_stands
 
 OTHERS_WORDS = [
     # another speaker's line of a pasted chat that the user's own line does not adopt
-    "Lena: from now on we squash-merge everything\nme: nah, I prefer rebase",
+    "Lena: from now on we squash-merge everything\nme: hmm, let me think about it",
     "Omar: going forward every invoice goes out on the 2nd\nme: let me think about it",
+    # the same, pasted under a line that introduces it and above the user's question
+    "Here's our team chat from this morning:\nDana: from now on every PR needs two"
+    " approvals\nRaj: lunch is at noon today\nme: I'll think about it\nCan you summarise it?",
     # a rule relayed from someone else about someone other than the user
     "The coach says kids under 10 should never play more than 60 minutes.",
     "My landlord says tenants must never sublet for more than 30 days.",
@@ -102,6 +106,13 @@ def test_other_lines_are_the_lines_nobody_adopts() -> None:
     assert other_lines("Dan: from now on we estimate in hours\nme: ok, agreed") == []
     assert not any(a == 0 for a, _ in other_lines(
         "Dan: from now on we estimate in hours\nAmy: 👍"))
+    # a chat framed by the user's lines: a note above it, a question below it
+    framed = ("Chat from this morning:\n" + text + "\n\nCan you summarise it?")
+    assert other_lines(framed) == [(framed.index("Dan:"), framed.index("\nme:") + 1)]
+    ends = "Dan: from now on we estimate in hours\nAmy: sure\nRaj: we ship Friday\nThoughts?"
+    assert other_lines(ends)[-1] == (ends.index("Raj:"), ends.index("\nThoughts?"))
+    # a line no speaker leads amid the chat: notes, no chat
+    assert other_lines("Dan: from now on we estimate in hours\nsome notes\nme: ok") == []
     # one speaker alone, or a header's fields, is no chat
     assert other_lines("Tom: my team moved the standup to 9:45.") == []
     assert other_lines("Status: green\nOwner: Dana") == []
@@ -114,3 +125,44 @@ def test_extraction_marks_another_speakers_line_quoted() -> None:
     assert dans and all(i.quoted for i in dans), items
     assert extraction_data(dans[0])["quoted"] is True
     assert not any(i.quoted for i in items if "push back" in i.text)
+
+
+def test_a_framed_chat_keeps_the_speakers_name_out_of_the_key_and_the_adopted_rule_stands(
+        ) -> None:
+    """A pasted chat under a line introducing it, with the user's question below, is
+    still a chat: the speaker's name is no part of a key, and the rule the user agrees
+    to stands."""
+    text = ("Here's our team chat from this morning:\nKim: going forward, every incident"
+            " gets a postmortem within 48 hours.\nRaj: agreed.\nCan you summarise it?")
+    items = extract(text)
+    rule = [i for i in items if "postmortem" in i.text]
+    assert rule and not rule[0].quoted and "kim" not in (rule[0].subject or ""), items
+    assert stands(rule[0]), rule
+
+
+@pytest.mark.parametrize("text", [
+    "dana: from now on every PR needs two approvals\nraj: I think we should squash-merge"
+    " everything\nme: agreed, from now on we squash-merge everything",
+    "Dana: from now on every PR needs two approvals\nRaj: I think we should squash-merge"
+    " everything\nme: agreed, from now on we squash-merge everything",
+])
+def test_each_chat_line_is_read_alone_and_an_acknowledgement_leads_the_users_rule(
+        text: str) -> None:
+    """A line led by a speaker ("raj: ", "me: ") is no soft-wrapped continuation of the
+    line above, even where it goes on in lower case; "agreed," before the user's rule
+    is an acknowledgement, not its subject."""
+    items = extract(text)
+    assert items and not any("\n" in i.text for i in items), items
+    rule = [i for i in items if i.text.startswith("agreed, from now on")]
+    assert len(rule) == 1 and rule[0].kind == "constraint", items
+    assert rule[0].subject == "squash-merge everything" and stands(rule[0]), rule
+
+
+def test_the_users_own_answer_to_a_rule_they_do_not_adopt_is_theirs() -> None:
+    """The colleague's rule stays their words; the user's reply on the next line, read
+    alone, is the user's own preference."""
+    items = extract("Lena: from now on we squash-merge everything\nme: nah, I prefer rebase")
+    lena = [i for i in items if "squash-merge" in i.text]
+    mine = [i for i in items if "rebase" in i.text]
+    assert lena and all(i.quoted and not stands(i) for i in lena), items
+    assert len(mine) == 1 and "squash" not in mine[0].text and stands(mine[0]), items

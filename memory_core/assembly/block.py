@@ -1410,7 +1410,7 @@ def assemble(
     def not_repeated() -> list[dict[str, Any]]:
         # Built with the log (after the send): the rows are the item cache's, not
         # changed in place (a changed item is a new row), so the same rows as now.
-        return _cut_log(cut, cfg) + in_view.not_repeated_log(
+        return _cut_log(cut, cfg, shown) + in_view.not_repeated_log(
             [r for r in hidden if r["id"] not in shown], lambda row: _prepared(row)[1],
             query_terms, lambda row: _prepared(row)[2])
 
@@ -1433,11 +1433,12 @@ class _Cut:
     :data:`CUT_LOGGED`, the heaviest first), with their standing weight."""
 
 
-def _cut_log(cut: _Cut, cfg: MemoryConfig) -> list[dict[str, Any]]:
+def _cut_log(cut: _Cut, cfg: MemoryConfig, shown: set[Any]) -> list[dict[str, Any]]:
     """Explain-log rows (``omitted``) for matches past the cap (``cut.rows``):
     ``reason`` names the cap and the match's rank among the matches (``past
     match_items (8): rank 9``), ``would_have_been`` its score. ``tokens`` is 0: the
-    line was never rendered."""
+    line was never rendered. A standing item past its cap that is in the block anyway
+    (``shown``: item ids chosen, as a match of the turn) is no omitted row."""
     room = cut.room
     cap = (f"past match_items ({cfg.match_items})" if room == cfg.match_items else
            f"past max_items ({cfg.max_items}, {cut.standing} standing)")
@@ -1446,7 +1447,7 @@ def _cut_log(cut: _Cut, cfg: MemoryConfig) -> list[dict[str, Any]]:
     return [{"ref": f"item:{r['id']}", "section": _section_of(r), "tokens": 0,
              "reason": f"{st_cap}: standing rank {cut.standing + i + 1}",
              "would_have_been": f"standing {r['kind']} (weight {w:.1f})"}
-            for i, (r, w) in enumerate(cut.standing_rows)] + [
+            for i, (r, w) in enumerate(cut.standing_rows) if r["id"] not in shown] + [
         {"ref": f"item:{r['id']}", "section": _section_of(r), "tokens": 0,
          "reason": f"{cap}: rank {room + i + 1}", "would_have_been": why}
         for i, (r, _, why) in enumerate(cut.rows)]

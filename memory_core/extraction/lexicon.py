@@ -585,7 +585,7 @@ EN_FILLER = Lead(en(
                      "|personally"
                      "|tbh|fwiw|imo|in general|generally|basically|heads up") + r")\b[\s,:;-]*"
     r"|(?:cool|great|nice|perfect|sounds\sgood|yes|yeah|yep|sure|fine|right|got\sit|thanks"
-    r"|thank\syou)\s*[,!.]\s*|(?:e\.g|i\.e)\.\s*"
+    r"|thank\syou|agreed|noted|makes\ssense)\s*[,!.]\s*|(?:e\.g|i\.e)\.\s*"
     # "Well, …", "Well I think …", but "Well water is safe here" is about a well
     r"|well(?:\s*[,!.:;-]\s*|\s+(?=(?:i|i'm|i've|i'd|we|we're|we've|you|it|it's|that|this|so"
     r"|then|my|our|actually|anyway|yes|no)\b))"
@@ -595,7 +595,7 @@ EN_FILLER = Lead(en(
    "also and but so ok okay oh uh omg btw by fyi ps please note remember keep just for as like "
    "sorry hmm um well anyway alright then plus one honestly frankly personally tbh fwiw imo in "
    "generally basically heads cool great nice perfect sounds yes yeah yep sure fine right got "
-   "thanks thank e i")
+   "thanks thank agreed noted makes e i")
 # Greetings, thanks and acknowledgements: what chat users send between real turns.
 _EN_SMALL_TALK_PHRASES = ("thanks|thank you|thx|ty|ok|okay|k|kk|cool|nice|great|awesome|perfect"
                      "|got it|sure|yes|yeah|yep|yup|no|nope|lol|haha|hmm|hm|hi|hello|hey|hi there"

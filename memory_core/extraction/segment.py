@@ -1,7 +1,8 @@
 """Sentence segmentation for English, Chinese and Japanese, over the prepared scan.
 
 Newlines always end a sentence (chat messages are written line by line; lists and
-``TODO:`` lines depend on it), except a soft-wrapped line that continues in lowercase.
+``TODO:`` lines depend on it), except a soft-wrapped line that continues in lowercase
+(not one led by a label or a speaker: "raj: I think …", "me: agreed, …").
 Within a line, 。！？； and their ASCII forms end a sentence, and so does a run-on
 boundary (``_RUN_ON``: "…base image Can you…", "…还没批下来 备份脚本…"). An ASCII
 ``.``/``!``/``?`` ends one only when whitespace, a CJK character or the line end
@@ -142,7 +143,8 @@ def segment(text: str, scan: str) -> list[Sentence]:
             if not _has_content(scan, a, b):
                 first = False
                 continue
-            continues = scan[a].islower() and scan[a].isascii()
+            continues = scan[a].islower() and scan[a].isascii() \
+                and _LABEL_LEAD.match(text, pos, line_end) is None
             if first and prev_open is not None and not marker and continues:
                 out[-1] = Sentence(prev_open.start, b, prev_open.line, prev_open.list_item,
                                    prev_open.number)
@@ -161,6 +163,9 @@ def segment(text: str, scan: str) -> list[Sentence]:
 
 
 _CONTENT = re.compile(r"[^\W_]")
+_LABEL_LEAD = re.compile(r"[ \t]*[A-Za-z][\w.-]{0,31}[ \t]*:[ \t]+")
+"""A line led by a label or a speaker ("raj: ", "me: ", masked in the scan or not): it
+starts a sentence of its own, never a soft-wrapped continuation of the line above."""
 _MATERIAL_RUN = re.compile(MATERIAL + "+")
 _AFTER_MATERIAL = frozenset(" \t,，、;；:：" + "\"'”’」』»)")
 

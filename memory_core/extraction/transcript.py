@@ -5,7 +5,9 @@ is a transcript: each line leads with its speaker's name and a colon. Read as a 
 lead, the name would become the key of what follows ("kim incident gets postmortem",
 刘洋), so it would pair with no later statement of the same rule. A message is a
 transcript when it has two lines or more, every line leads with a short name and a
-colon (a capitalised word; two to four Han or kana), the names are not all one, and
+colon (a capitalised word; two to four Han or kana) — but for lines before the first
+such line and after the last, the message's frame ("Here's our team chat from this
+morning:" above, "Can you summarise it?" below) —, the names are not all one, and
 one line is a reply (an acknowledgement: "agreed", "👍", 同意, 了解です): a listing of
 topics ("Budget: 5k\\nOwner: Dana") has no reply line. The names are blanked in the
 scan (:func:`mask`), so the rest of each line is read as it would be alone; a line in
@@ -56,32 +58,51 @@ _FIRST_PERSON = re.compile(r"(?:i|i'm|i'll|i've|i'd|me|my)\b|我(?!们)|私|僕|
 says is the named speaker's, not the user's, so the name stays in its key."""
 
 
+def _chat(text: str) -> tuple[list[tuple[int, int, re.Match[str]]], bool]:
+    """The led lines of ``text`` as ``(line start, line end, lead match)``, and whether
+    they make a chat's shape: consecutive (blank lines between them allowed, no line
+    that no speaker leads, no field label), with lines before the first and after the
+    last that no speaker leads taken as the message's frame ("Here's our team chat
+    from this morning:", "Can you summarise it?")."""
+    rows: list[tuple[int, int, re.Match[str] | None]] = []
+    pos = 0
+    for line in text.split("\n"):
+        if line.strip():
+            m = _PREFIX.match(line)
+            if m is not None and m.group("self") is None \
+                    and m.group("name").lower() in _LABELS:
+                m = None
+            rows.append((pos, pos + len(line), m))
+        pos += len(line) + 1
+    led = [i for i, (_, _, m) in enumerate(rows) if m is not None]
+    if not led:
+        return [], False
+    inner = rows[led[0]:led[-1] + 1]
+    return ([(a, b, m) for a, b, m in inner if m is not None],
+            all(m is not None for _, _, m in inner))
+
+
 def speaker_spans(scan: str) -> list[tuple[int, int]]:
     """The ``[start, end)`` spans of each line's speaker lead ("Kim: ") where ``scan``
     is a transcript (module doc), else those of the user's own label ("me: "; often
     ``[]``)."""
     if ":" not in scan and "：" not in scan:
         return []
+    leads, chat = _chat(scan)
     spans: list[tuple[int, int]] = []
     own: list[tuple[int, int]] = []
     names: set[str] = set()
-    chat, replied = True, False
-    pos = 0
-    for line in scan.split("\n"):
-        m = _PREFIX.match(line) if line.strip() else None
-        if m is not None and m.group("self") is not None:
+    replied = False
+    for pos, _, m in leads:
+        if m.group("self") is not None:
             own.append((pos + m.start("self"), pos + m.end()))
             spans.append(own[-1])
             names.add("")
-        elif m is not None and m.group("name").lower() not in _LABELS:
-            if _FIRST_PERSON.match(line, m.end()) is None:
+        else:
+            if _FIRST_PERSON.match(m.string, m.end()) is None:
                 spans.append((pos + m.start("name"), pos + m.end()))
             names.add(m.group("name"))
-        elif line.strip():
-            chat = False
-        if m is not None:
-            replied = replied or _REPLY.match(line, m.end()) is not None
-        pos += len(line) + 1
+        replied = replied or _REPLY.match(m.string, m.end()) is not None
     return spans if chat and len(names) >= 2 and replied else own
 
 
@@ -99,27 +120,22 @@ def mask(scan: str) -> str:
 
 def other_lines(text: str) -> list[tuple[int, int]]:
     """The ``[start, end)`` spans of the lines of ``text`` that another person says and
-    nobody adopts (module doc): in a chat (every line led by a speaker, two of them or
-    more, one the user's own label "me:", 我：, 私：, or one line a reply; no field label),
-    each line a name leads, up to the next lead. A later line that opens with an acknowledgement (:data:`_REPLY`:
-    "agreed", 👍, 了解) adopts it: the user's own next line if the user answers
-    ("me: ok, agreed" adopts, "me: I'll push back" does not), else anyone's (a team's
-    agreement the user passes on). ``[]`` for most messages."""
+    nobody adopts (module doc): in a chat (every line from the first led by a speaker to
+    the last, two speakers or more, one the user's own label "me:", 我：, 私：, or one
+    line a reply; no field label), each line a name leads, up to the next lead or the
+    end of the last led line (a question below the chat is the user's). A later line
+    that opens with an acknowledgement (:data:`_REPLY`: "agreed", 👍, 了解) adopts it:
+    the user's own next line if the user answers ("me: ok, agreed" adopts, "me: I'll
+    push back" does not), else anyone's (a team's agreement the user passes on). ``[]``
+    for most messages."""
     if ":" not in text and "：" not in text:
         return []
-    leads: list[tuple[int, bool, bool]] = []  # (line start, is the user's, acknowledges)
-    names: set[str] = set()
-    pos = 0
-    for line in text.split("\n"):
-        m = _PREFIX.match(line) if line.strip() else None
-        if m is not None and (m.group("self") is not None
-                              or m.group("name").lower() not in _LABELS):
-            own = m.group("self") is not None
-            names.add("" if own else m.group("name"))
-            leads.append((pos, own, _REPLY.match(line, m.end()) is not None))
-        elif line.strip():
-            return []  # a line no speaker leads: notes or a form, no chat
-        pos += len(line) + 1
+    rows, chat = _chat(text)
+    if not chat:
+        return []  # a line no speaker leads amid the chat: notes or a form, no chat
+    leads = [(pos, m.group("self") is not None, _REPLY.match(m.string, m.end()) is not None)
+             for pos, _, m in rows]
+    names = {"" if m.group("self") is not None else m.group("name") for _, _, m in rows}
     if len(names) < 2 or not ("" in names or any(ack for _, _, ack in leads)):
         return []  # a chat shows the user's own label or a reply (module doc)
     spans: list[tuple[int, int]] = []
@@ -130,5 +146,5 @@ def other_lines(text: str) -> list[tuple[int, int]]:
         answer = next((ack for _, is_own, ack in later if is_own), None)
         if answer if answer is not None else any(ack for _, _, ack in later):
             continue
-        spans.append((start, leads[i + 1][0] if i + 1 < len(leads) else len(text)))
+        spans.append((start, leads[i + 1][0] if i + 1 < len(leads) else rows[-1][1]))
     return spans

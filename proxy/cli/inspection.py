@@ -82,7 +82,9 @@ def memory_status(config: str | None, data_dir: str | None, tenant: str | None,
         click.echo(f"  items:         {states or '-'}")
     lag = info["index_lag"]
     for name, value in (lag.get("indexers") or {}).items():
-        click.echo(f"index lag:       {name}: {value}")
+        shown = ", ".join(f"{k} {v}" for k, v in value.items()) \
+            if isinstance(value, dict) else value
+        click.echo(f"index lag:       {name}: {shown}")
     click.echo(f"soft budget:     {info['soft_budget_tokens']} tokens")
     last = info["last_assembly"]
     if last:
