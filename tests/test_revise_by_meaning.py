@@ -256,3 +256,26 @@ def test_another_environment_is_neither_merged_nor_revised(
         tmp_path: Path, embedder: Any, messages: list[str]) -> None:
     items = replay_items(tmp_path, messages, embedder)
     assert len(items) == 2 and all(i["status"] == "active" for i in items), items
+
+
+def test_new_rules_of_one_project_sit_beside_each_other(tmp_path: Path, embedder: Any) -> None:
+    """Rules set one after another with the same lead ("From now on, …"), about one
+    project's neighbouring topics, embed alike: none revises another, every rule stays
+    current (``writer._rule_beside``). A rule that names the one it changes still
+    revises it."""
+    rules = ["From now on, run mypy in strict mode.",
+             "From now on, run the linter before every push.",
+             "From now on, keep docstrings in Google style.",
+             "From now on, keep docstrings under ten lines.",
+             "From now on, store dates as ISO 8601 strings.",
+             "From now on, store money as integer cents.",
+             "From now on, write log lines in JSON.",
+             "From now on, log every retry at WARNING.",
+             "From now on, answer in short bullet points.",
+             "From now on, answer with the code first."]
+    items = replay_items(tmp_path / "rules", rules, embedder)
+    assert [i["text"] for i in items if i["status"] != "active"] == [], items
+    changed = replay_items(tmp_path / "changed", [
+        "From now on, store money as integer cents.",
+        "We switched: money is stored as Decimal strings from now on."], embedder)
+    assert status_of(changed, "integer cents") == "superseded", changed

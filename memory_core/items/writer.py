@@ -1212,6 +1212,7 @@ def _revised_by(new: Row, old: Row) -> bool:
             and not rival_scopes(nt, ot)
             and not rival_owners(nt, ot)
             and not _another_thing(new, old)
+            and not _rule_beside(new, old)
             and not _other_component(nt, ot)
             and not ends_another(nt, ot)
             and not (new["value_text"] is None and impression(nt, new["subject"], new["kind"])
@@ -1237,6 +1238,21 @@ def _another_thing(new: Row, old: Row) -> bool:
     nt, ot = (new["text"] or "").lower(), (old["text"] or "").lower()
     return bool(ns) and bool(os_) and not any(t in ot for t in ns) \
         and not any(t in nt for t in os_) and not states_change(new["text"] or "")
+
+
+def _rule_beside(new: Row, old: Row) -> bool:
+    """Whether the rule ``new`` only sits beside the rule ``old``: both constraints,
+    ``new`` says no change (:func:`memory_core.extraction.replacement.states_change`;
+    a lead such as "From now on" dates a rule, it changes none) and neither's whole
+    subject is in the other's text. "From now on, log with structlog." after "From now
+    on, use UTC in all logs.": rules of one project embed alike, share their lead and
+    their topic words, and each still holds."""
+    if new["kind"] != "constraint" or old["kind"] != "constraint" \
+            or states_change(new["text"] or ""):
+        return False
+    ns, os_ = (new["subject"] or "").casefold(), (old["subject"] or "").casefold()
+    nt, ot = (new["text"] or "").casefold(), (old["text"] or "").casefold()
+    return not ((ns and ns in ot) or (os_ and os_ in nt))
 
 
 def _other_component(new_text: str, old_text: str) -> bool:
