@@ -141,3 +141,17 @@ def test_an_added_order_keeps_its_prohibition() -> None:
 ])
 def test_questions_reports_and_others_rules_do_not_stand(text: str) -> None:
     assert_none_stands(text)
+
+
+@pytest.mark.parametrize("text", [
+    "In this report we use the metric system.",
+    "In our organic garden we use compost.",
+    "In this teams channel everyone is nice.",
+])
+def test_a_word_that_only_begins_with_a_scope_noun_is_no_scope(text: str) -> None:
+    assert_none_stands(text)
+
+
+def test_a_scope_noun_is_keyed_without_cutting_a_word() -> None:
+    items = extract("For this application, the logs go to stdout.")
+    assert [(i.kind, i.subject) for i in items] == [("constraint", "logs")]

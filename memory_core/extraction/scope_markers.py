@@ -47,7 +47,7 @@ from memory_core.extraction.segment import segment
 from memory_core.extraction.subject import key
 
 _SCOPE_NOUN = (r"(?:project|repo|repository|codebase|code\s?base|monorepo|team|org"
-               r"|organi[sz]ation|company|workspace|service|app)")
+               r"|organi[sz]ation|company|workspace|service|app(?:lication)?)s?\b")
 SCOPE = re.compile(
     r"\b(?:in|for|across|throughout)\s+(?:this|our|the\s+(?:whole|entire))\s+" + _SCOPE_NOUN
     + r"(?!['’]s)(?!\s+(?:meeting|call|standup|sync|retro|lunch|dinner|party|offsite|chat"
@@ -57,7 +57,8 @@ SCOPE = re.compile(
     r"|(?:この|うちの|当)(?:リポジトリ|レポ|repo|プロジェクト|コードベース|チーム|会社)"
     r"(?:では|において(?:は)?|内では|の中では)", re.I)
 """A scope over the project, the repository or the team (module doc); not a meeting of
-the team ("in our team meeting") nor another's ("in this team's …")."""
+the team ("in our team meeting") nor another's ("in this team's …"), nor a word the noun
+only begins ("in this report", "in our organic garden")."""
 
 STANDARD = re.compile(
     r"\b(?:standardi[sz]e|standardi[sz]ed|standardi[sz]ing)\s+on\b"
