@@ -155,3 +155,14 @@ def test_a_word_that_only_begins_with_a_scope_noun_is_no_scope(text: str) -> Non
 def test_a_scope_noun_is_keyed_without_cutting_a_word() -> None:
     items = extract("For this application, the logs go to stdout.")
     assert [(i.kind, i.subject) for i in items] == [("constraint", "logs")]
+
+
+@pytest.mark.parametrize("text", [
+    "Please lock the door at 10.",
+    "Remind me to lock the front door at 10 pm.",
+    "I need to lock the car at night.",
+    "I lock my bike at the station every day.",
+])
+def test_locking_a_thing_is_a_chore_not_a_decision(text: str) -> None:
+    assert_none_stands(text)
+    assert not [i for i in extract(text) if i.kind == "decision"]

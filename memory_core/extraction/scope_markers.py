@@ -76,18 +76,28 @@ DECISION_LEAD = re.compile(
     r"|決定事項)[:：]\s*(?=\S)", re.I)
 """A lead that names what follows a decision (module doc)."""
 
+_VALUE_NOUN = (r"(?:date|price|pricing|budget|rate|fee|cost|salary|rent|amount|quote|version"
+               r"|release|dependenc(?:y|ies)|deadline|day|time|timeline|schedule|cadence"
+               r"|cap|limit|quota|threshold|target|scope|spec|design|api|schema|interface"
+               r"|format|layout|name|title|venue|location|vendor|stack|tier|plan|menu"
+               r"|agenda|headcount|size|count|number|length|duration|terms|contract)s?")
+"""What a lock sets: a value, a date or a choice ("lock the price", "pin the Python
+version", "lock the venue"); not a thing one locks or freezes ("lock the door at 10",
+"freeze the chicken at -18", "pin the tweet to my profile")."""
+
 LOCK = re.compile(
-    r"\b(?:lock|pin|freeze|nail)\s+(?:down\s+|in\s+)?(?P<obj>(?:the|our|my)\s+[\w\s-]{1,40}?)"
+    r"\b(?:lock|pin|freeze|nail)\s+(?:down\s+|in\s+)?(?P<obj>(?:the|our|my)\s+"
+    r"(?:[\w.-]+\s+){0,3}?" + _VALUE_NOUN + r")\s+(?:at|on|to|as)\s+\S"
+    r"|\bfix\s+(?P<fobj>(?:the|our|my)\s+(?:[\w-]+\s+)?" + _VALUE_NOUN + r")"
     r"\s+(?:at|on|to|as)\s+\S"
-    r"|\bfix\s+(?P<fobj>(?:the|our|my)\s+(?:[\w-]+\s+)?(?:date|price|budget|rate|version"
-    r"|deadline|day|time|cap|limit))\s+(?:at|on|to|as)\s+\S"
     r"|\b(?:let's|let\s+us|we(?:'ll|\s+will)|we've|we\s+have|i've)\s+(?:finally\s+)?settle[ds]?"
     r"\s+on\s+(?P<sobj>[\w\s.-]{1,40}?)(?=\s*(?:$|[,.;:!]|\s+(?:for|as)\b))"
     r"|(?P<zobj>[^，,。！!？?\s]{1,12}?)(?:就)?(?:定在|定为|锁定在|锁定为|定死在)"
     r"|(?P<jobj>[^、。！!？?\s]{1,12}?)は[^、。]{1,20}?(?:で|に)(?:確定|固定)(?:します|する|しました"
     r"|しましょう|です|で)", re.I)
 """A choice locked: a date, a price or a version set and closed to change (module doc);
-"fix" only of such a value ("fix the bug on line 10" is work to do)."""
+only of such a value (:data:`_VALUE_NOUN`: "fix the bug on line 10" is work to do,
+"lock the door at 10" a chore)."""
 
 ASSUME = re.compile(
     r"\bassume\s+(?:that\s+|this\s+|it\s+)?[^.;!?\n]{0,40}?\b(?:for|in|with|on)\s+"
