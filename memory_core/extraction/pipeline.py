@@ -686,11 +686,13 @@ class _Message:
         """``item`` marked ``lasting`` where it holds the settling phrase at ``start:end``
         ("Budget is 40k, period.", :mod:`.settled`): the user fixed its value. Not a
         guess, nor a claim passed on from someone else ("Per Lena: …, no exceptions":
-        theirs to set, :func:`memory_core.items.accounts.relayed`)."""
+        theirs to set, :func:`memory_core.items.accounts.relayed`), nor a clause told in
+        the past (:data:`.settled.PAST`: "that movie was the best ever, period")."""
         at = self.text.find(item.text)
         line = self.text.rfind("\n", 0, start) + 1
         if item.kind in STATEMENT_KINDS and not item.tentative and 0 <= at <= start \
-                and end <= at + len(item.text) and not accounts.relayed(self.text[line:end]):
+                and end <= at + len(item.text) and not accounts.relayed(self.text[line:end]) \
+                and settled.PAST.search(self.text, line, start) is None:
             return replace(item, lasting=True)
         return item
 
