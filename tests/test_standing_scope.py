@@ -166,3 +166,12 @@ def test_a_scope_noun_is_keyed_without_cutting_a_word() -> None:
 def test_locking_a_thing_is_a_chore_not_a_decision(text: str) -> None:
     assert_none_stands(text)
     assert not [i for i in extract(text) if i.kind == "decision"]
+
+
+@pytest.mark.parametrize("text", [
+    "No matter what I do, my code never compiles.",
+    "Every email I send gets ignored.",
+])
+def test_a_complaint_for_whatever_happens_or_all_input_is_no_order(text: str) -> None:
+    # before: a fact marked lasting by "no matter what" / "every email I send"
+    assert_none_stands(text)

@@ -176,16 +176,24 @@ def _holds(text: str) -> bool:
     return NOT_STANDING.search(text) is None
 
 
-def marks(text: str) -> bool:
-    """Whether ``text`` (an item's words) stands by a class of the module doc: a scope
-    marker, a team standard, a decision lead or a locked choice, an order to assume,
-    the user's own allergy before a request, an order said to hold whatever happens,
-    one over all the user's input, a lead asking to remember."""
+_ASKS = re.compile(r"\bplease\b|\b(?:can|could|would|will)\s+you\b|帮我|请|给我|ください"
+                   r"|下さい", re.I)
+"""A request in words the rules read as a fact (我写的每段代码都帮我检查一下…)."""
+
+
+def marks(text: str, kind: str = "constraint") -> bool:
+    """Whether ``text`` (the words of an item of ``kind``) stands by a class of the
+    module doc: a scope marker, a team standard, a decision lead or a locked choice, an
+    order to assume, the user's own allergy before a request, a lead asking to
+    remember; an order said to hold whatever happens or over all the user's input (a
+    ``fact`` only where it asks, :data:`_ASKS`: "No matter what I do, my code never
+    compiles", "Every email I send gets ignored" are complaints)."""
     if not _holds(text):
         return False
-    return any(p.search(text) is not None
-               for p in (SCOPE, STANDARD, DECISION_LEAD, LOCK, ASSUME, OWN_HEALTH, ROUTINE,
-                         NO_MATTER, REMEMBER_LEAD, EVERY_OWN))
+    is_order = kind != "fact" or _ASKS.search(text) is not None
+    patterns = (SCOPE, STANDARD, DECISION_LEAD, LOCK, ASSUME, OWN_HEALTH, ROUTINE,
+                REMEMBER_LEAD) + ((NO_MATTER, EVERY_OWN) if is_order else ())
+    return any(p.search(text) is not None for p in patterns)
 
 
 _NORM = re.compile(
@@ -231,7 +239,7 @@ def settle(text: str, scan: str, items: list[Extracted]) -> list[Extracted]:
     for item in items:
         if item.kind in ("fact", "decision", "constraint", "preference") \
                 and not (item.lasting or item.tentative or item.local or item.dated
-                         or item.label) and marks(item.text):
+                         or item.label) and marks(item.text, item.kind):
             item = replace(item, lasting=True, one_off=False)
         out.append(item)
     placed: list[tuple[int, Extracted]] = []
