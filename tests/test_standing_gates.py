@@ -114,3 +114,12 @@ def test_extraction_marks_another_speakers_line_quoted() -> None:
     assert dans and all(i.quoted for i in dans), items
     assert extraction_data(dans[0])["quoted"] is True
     assert not any(i.quoted for i in items if "push back" in i.text)
+
+
+@pytest.mark.parametrize("text", [
+    "I paid $40 for the concert tickets, remember that.",
+    "Spent $1,200 on the flights, don't forget that.",
+])
+def test_a_past_number_the_user_asks_to_keep_stands(text: str) -> None:
+    # before: the past-report gate hid what the user asked the assistant to keep
+    assert_stands(text)

@@ -32,7 +32,7 @@ from typing import Any
 from memory_core.items.accounts import HEARSAY, OWN_SOURCE
 from memory_core.items.fields import loose, quoted
 from memory_core.items.readings import PROVISIONED, SETTING, USER_CHANGE
-from memory_core.items.standing import is_standing_rule
+from memory_core.items.standing import is_standing_rule, lasting
 
 __all__ = ["bound_to_now", "others_words", "past_report", "single_request"]
 
@@ -127,12 +127,13 @@ for the tickets", "Spent $1200 on flights", "heard back from 1", 12時間も寝�
 def past_report(row: Any) -> bool:
     """Whether a numeric fact reports an event of the speaker's past (:data:`PAST_REPORT`),
     not a value they set: not a correction (a change the user made supersedes), nor one
-    said with a word of setting (:data:`memory_core.items.readings.SETTING`: "we capped
+    the user asked to keep (:func:`memory_core.items.standing.lasting`: "I paid $40 for
+    the tickets, remember that."), nor one said with a word of setting (:data:`memory_core.items.readings.SETTING`: "we capped
     it at 50", :data:`memory_core.items.readings.USER_CHANGE`: "we doubled the replicas
     to 6", :data:`memory_core.items.readings.PROVISIONED`: "we gave the VM 16 GB")."""
     text = row["text"] or ""
     return (row["kind"] == "fact" and row["value"] is not None and row["supersedes"] is None
-            and PAST_REPORT.search(text) is not None and SETTING.search(text) is None
+            and not lasting(row) and PAST_REPORT.search(text) is not None and SETTING.search(text) is None
             and USER_CHANGE.search(text) is None and PROVISIONED.search(text) is None)
 
 
