@@ -38,6 +38,7 @@ routine, a ``fact``. Pure; called once per user message by
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import replace
 
 from memory_core.extraction.model import Extracted
@@ -249,12 +250,14 @@ def settle(text: str, scan: str, items: list[Extracted]) -> list[Extracted]:
         at = cursor if at < 0 else at
         placed.append((at, item))
         cursor = at
+    starts = [at for at, _ in placed]  # nondecreasing; an added item precedes later sentences
     lang_of = detect_lang(scan)
     for sent in segment(text, scan):
         a, b = sent.start, sent.end
         lang = detect_lang(scan[a:b], lang_of)
         sentence = scan[a:b].strip()
-        if not sentence or not _holds(sentence) or any(a <= at < b for at, _ in placed):
+        first = bisect_left(starts, a)
+        if not sentence or not _holds(sentence) or (first < len(starts) and starts[first] < b):
             continue
         lead = DECISION_LEAD.search(sentence)
         lock = LOCK.search(sentence)
