@@ -175,3 +175,31 @@ def test_locking_a_thing_is_a_chore_not_a_decision(text: str) -> None:
 def test_a_complaint_for_whatever_happens_or_all_input_is_no_order(text: str) -> None:
     # before: a fact marked lasting by "no matter what" / "every email I send"
     assert_none_stands(text)
+
+
+_PATTERNED = [
+    "Commit messages in this project follow the Angular convention.",
+    "接口返回的字段统一为驼峰命名。", "We've standardised on Terraform for infrastructure.",
+    "Team decision: the on-call rotation is weekly.", "チームで決めた：デモは毎月第一金曜日にやる。",
+    "Let's pin the Python version at 3.12 for the service.", "价格就定在99元。",
+    "Assume Celsius in all weather questions.", "I can't eat gluten, so skip bread.",
+    "小麦アレルギーなので、パン以外でお願いします。", "My reading routine: one chapter every night.",
+    "No matter what, don't schedule meetings for me before 10am.", "无论如何，都别写进文档里。",
+    "Check the grammar in every email I paste, please.", "我写的每段代码都帮我检查一下类型注解。",
+    "Remember: my daughter's school starts at 8:15.", "Don't forget: I work remotely.",
+    "记住：我的车牌是京A12345。", "Let's loc\u212a the price at $49.",  # Kelvin sign for k
+    "Let's \u017fettle on Postgres for the backend.",  # long s
+]
+
+
+@pytest.mark.parametrize("text", _PATTERNED)
+def test_the_word_gate_passes_every_sentence_a_pattern_matches(text: str) -> None:
+    from memory_core.extraction import scope_markers as sm
+    patterns = (sm.SCOPE, sm.STANDARD, sm.DECISION_LEAD, sm.LOCK, sm.ASSUME, sm.OWN_HEALTH,
+                sm.ROUTINE, sm.NO_MATTER, sm.REMEMBER_LEAD, sm.EVERY_OWN)
+    assert any(p.search(text) for p in patterns), text
+    assert sm._cued(text, sm._MARK_WORDS, sm._MARK_CJK, lead=sm._LEAD_WORDS)
+    sentence_patterns = (sm.SCOPE, sm.DECISION_LEAD, sm.LOCK, sm.ROUTINE, sm.OWN_HEALTH,
+                         sm.EVERY_OWN, sm.NO_MATTER)
+    if any(p.search(text) for p in sentence_patterns):
+        assert sm._cued(text, sm._SENTENCE_WORDS, sm._SENTENCE_CJK)

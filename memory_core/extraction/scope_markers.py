@@ -173,6 +173,54 @@ NOT_STANDING = re.compile(
 asks: it does not stand (module doc)."""
 
 
+def _plural(*nouns: str) -> frozenset[str]:
+    return frozenset(nouns) | {n + "s" for n in nouns}
+
+
+_SENTENCE_WORDS = _plural(
+    "project", "repo", "repository", "codebase", "monorepo", "team", "org", "organisation",
+    "organization", "company", "workspace", "service", "app", "application") | {
+    "code", "decision", "decided", "agreed", "settled", "final", "lock", "pin", "freeze",
+    "nail", "fix", "settle", "settles", "plan", "routine", "schedule", "regimen", "allergic",
+    "celiac", "coeliac", "diabetes", "gout", "ibs", "high", "hypertension", "kidney",
+    "allergy", "intolerance", "can", "cannot", "matter", "circumstances", "whatever"}
+_MARK_WORDS = _SENTENCE_WORDS | {
+    "standardise", "standardize", "standardised", "standardized", "standardising",
+    "standardizing", "standard", "convention", "assume"}
+_LEAD_WORDS = frozenset({"remember", "keep", "don", "for"})
+"""The first word of :data:`REMEMBER_LEAD`, which only opens an item ("don" of "don't")."""
+_EVERY = frozenset({"every", "each", "any", "all"})
+_OWN_INPUT = frozenset({"make", "write", "send", "post", "ask", "say", "paste", "share",
+                        "submit", "give"})
+_SENTENCE_CJK = (
+    "项目", "仓库", "代码库", "团队", "公司", "リポジトリ", "レポ", "プロジェクト", "コードベース",
+    "チーム", "会社", "定了", "决定", "商量好了", "说好了", "结论", "決め", "決定", "決ま", "定在",
+    "定为", "锁定", "定死", "確定", "固定", "计划", "安排", "作息", "計画", "プラン", "スケジュール",
+    "ルーティン", "过敏", "乳糖不耐", "糖尿病", "痛风", "高血压", "乳糜泻", "アレルギー",
+    "ベジタリアン", "ヴィーガン", "ビーガン", "菜食", "的每", "不管", "无论", "どんな", "何があっても")
+_MARK_CJK = _SENTENCE_CJK + ("统一", "統一", "记住", "记得", "覚えておいて")
+_ASCII_TWINS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+"""The letters outside ASCII that a case-blind pattern matches as an ASCII one."""
+_LATIN_WORD = re.compile(r"[a-z]+")
+_KANA_OR_HAN = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+
+
+def _cued(text: str, words: frozenset[str], cjk: tuple[str, ...], *,
+          lead: frozenset[str] = frozenset()) -> bool:
+    """Whether ``text`` holds a word (``words``, ``cjk``) that a pattern of this module
+    needs to match: the patterns are case-blind regexes, so a message with none of them
+    is skipped by one tokenisation instead of a dozen scans. A word in ``words`` is
+    found as a whole Latin word (the patterns bound each by a space or a word end); one
+    in ``lead`` only as the first word."""
+    ascii_only = text.isascii()
+    found = _LATIN_WORD.findall((text if ascii_only else text.translate(_ASCII_TWINS)).lower())
+    if not words.isdisjoint(found) or (found and found[0] in lead) \
+            or (not _EVERY.isdisjoint(found) and not _OWN_INPUT.isdisjoint(found)):
+        return True
+    return not ascii_only and _KANA_OR_HAN.search(text) is not None \
+        and any(c in text for c in cjk)
+
+
 def _holds(text: str) -> bool:
     return NOT_STANDING.search(text) is None
 
@@ -189,7 +237,7 @@ def marks(text: str, kind: str = "constraint") -> bool:
     remember; an order said to hold whatever happens or over all the user's input (a
     ``fact`` only where it asks, :data:`_ASKS`: "No matter what I do, my code never
     compiles", "Every email I send gets ignored" are complaints)."""
-    if not _holds(text):
+    if not _cued(text, _MARK_WORDS, _MARK_CJK, lead=_LEAD_WORDS) or not _holds(text):
         return False
     is_order = kind != "fact" or _ASKS.search(text) is not None
     patterns = (SCOPE, STANDARD, DECISION_LEAD, LOCK, ASSUME, OWN_HEALTH, ROUTINE,
@@ -243,6 +291,8 @@ def settle(text: str, scan: str, items: list[Extracted]) -> list[Extracted]:
                          or item.label) and marks(item.text, item.kind):
             item = replace(item, lasting=True, one_off=False)
         out.append(item)
+    if not _cued(scan, _SENTENCE_WORDS, _SENTENCE_CJK):
+        return out  # no sentence (a span of ``scan``) can add an item
     placed: list[tuple[int, Extracted]] = []
     cursor = 0
     for item in out:
