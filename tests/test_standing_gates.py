@@ -123,3 +123,16 @@ def test_extraction_marks_another_speakers_line_quoted() -> None:
 def test_a_past_number_the_user_asks_to_keep_stands(text: str) -> None:
     # before: the past-report gate hid what the user asked the assistant to keep
     assert_stands(text)
+
+
+@pytest.mark.parametrize("text", [
+    "My name is Alex now, please update it.",
+    "Our main database is Postgres now, please update your notes.",
+])
+def test_an_own_value_new_now_with_a_request_after_it_stands(text: str) -> None:
+    # before: "now," and "please" read as a request bound to the moment
+    assert_stands(text)
+
+
+def test_a_state_now_before_a_request_stays_the_moments() -> None:
+    assert_none_stands("I'm free now, quiz me on 5 capitals.")

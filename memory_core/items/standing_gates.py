@@ -100,13 +100,22 @@ _REQUEST = re.compile(
 need of the speaker's ("I need this hotfix out …"), or a leading order ("Give …")."""
 
 
+_OWN_STATE = re.compile(
+    r"^\W*(?:my|our)\s+(?:[\w-]+\s+){0,3}?(?:is|are)\s[^,;.!?]*\bnow\s*[,;]", re.I)
+"""A value of the speaker's own that "now" dates as new ("My name is Alex now, please
+update it"): the request after it is about the new value, which holds on. Not a state
+("I'm free now, quiz me": that one is the moment's)."""
+
+
 def bound_to_now(row: Any) -> bool:
     """Whether an item is a request or a need bound to the moment it was said in
     (module doc, "When it holds"): it asks (:data:`_REQUEST`), names the moment
-    (:data:`_MOMENT`), and does not say it stands."""
+    (:data:`_MOMENT`), and does not say it stands, nor open with the speaker's own
+    state, new "now" (:data:`_OWN_STATE`)."""
     text = row["text"] or ""
     return (row["kind"] != "decision" and _MOMENT.search(text) is not None
-            and _REQUEST.search(text) is not None and not is_standing_rule(text))
+            and _REQUEST.search(text) is not None and not is_standing_rule(text)
+            and _OWN_STATE.match(text) is None)
 
 
 _PAST_VERB = (
