@@ -391,6 +391,28 @@ def test_a_mishap_a_past_habit_or_a_wish_is_no_preference(text: str) -> None:
     assert all(i.kind != "preference" for i in extract(text)), extract(text)
 
 
+@pytest.mark.parametrize("text", [
+    "I always order too much food.",  # an excess
+    "I always take forever to reply to emails.",
+    "I always book the wrong train.",  # a mistake
+    "I usually get lost in new cities.",  # a state that befalls the speaker
+    "I always get headaches after lunch.",
+    "我一般点太多菜。",
+    "我一直穿错鞋。",
+])
+def test_a_mishap_told_with_a_verb_of_choosing_is_no_preference(text: str) -> None:
+    # before: "too much food", "lost cities", 多菜, 错鞋 standing preferences
+    assert all(i.kind != "preference" for i in extract(text)), extract(text)
+
+
+@pytest.mark.parametrize("text, subject", [
+    ("I always get the veggie burger.", "veggie burger"),
+    ("我一般点不太辣的菜。", "不太辣菜"),
+])
+def test_a_choice_beside_a_mishap_word_is_still_a_preference(text: str, subject: str) -> None:
+    assert [(i.kind, i.subject) for i in extract(text)] == [("preference", subject)]
+
+
 async def test_a_habit_of_choosing_reaches_another_block_as_a_preference(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
     block = await asked_later(proxy, upstream, [

@@ -166,3 +166,23 @@ def test_the_users_own_answer_to_a_rule_they_do_not_adopt_is_theirs() -> None:
     mine = [i for i in items if "rebase" in i.text]
     assert lena and all(i.quoted and not stands(i) for i in lena), items
     assert len(mine) == 1 and "squash" not in mine[0].text and stands(mine[0]), items
+@pytest.mark.parametrize("text", [
+    "I paid $40 for the concert tickets, remember that.",
+    "Spent $1,200 on the flights, don't forget that.",
+])
+def test_a_past_number_the_user_asks_to_keep_stands(text: str) -> None:
+    # before: the past-report gate hid what the user asked the assistant to keep
+    assert_stands(text)
+
+
+@pytest.mark.parametrize("text", [
+    "My name is Alex now, please update it.",
+    "Our main database is Postgres now, please update your notes.",
+])
+def test_an_own_value_new_now_with_a_request_after_it_stands(text: str) -> None:
+    # before: "now," and "please" read as a request bound to the moment
+    assert_stands(text)
+
+
+def test_a_state_now_before_a_request_stays_the_moments() -> None:
+    assert_none_stands("I'm free now, quiz me on 5 capitals.")

@@ -141,3 +141,65 @@ def test_an_added_order_keeps_its_prohibition() -> None:
 ])
 def test_questions_reports_and_others_rules_do_not_stand(text: str) -> None:
     assert_none_stands(text)
+
+
+@pytest.mark.parametrize("text", [
+    "In this report we use the metric system.",
+    "In our organic garden we use compost.",
+    "In this teams channel everyone is nice.",
+])
+def test_a_word_that_only_begins_with_a_scope_noun_is_no_scope(text: str) -> None:
+    assert_none_stands(text)
+
+
+def test_a_scope_noun_is_keyed_without_cutting_a_word() -> None:
+    items = extract("For this application, the logs go to stdout.")
+    assert [(i.kind, i.subject) for i in items] == [("constraint", "logs")]
+
+
+@pytest.mark.parametrize("text", [
+    "Please lock the door at 10.",
+    "Remind me to lock the front door at 10 pm.",
+    "I need to lock the car at night.",
+    "I lock my bike at the station every day.",
+])
+def test_locking_a_thing_is_a_chore_not_a_decision(text: str) -> None:
+    assert_none_stands(text)
+    assert not [i for i in extract(text) if i.kind == "decision"]
+
+
+@pytest.mark.parametrize("text", [
+    "No matter what I do, my code never compiles.",
+    "Every email I send gets ignored.",
+])
+def test_a_complaint_for_whatever_happens_or_all_input_is_no_order(text: str) -> None:
+    # before: a fact marked lasting by "no matter what" / "every email I send"
+    assert_none_stands(text)
+
+
+_PATTERNED = [
+    "Commit messages in this project follow the Angular convention.",
+    "接口返回的字段统一为驼峰命名。", "We've standardised on Terraform for infrastructure.",
+    "Team decision: the on-call rotation is weekly.", "チームで決めた：デモは毎月第一金曜日にやる。",
+    "Let's pin the Python version at 3.12 for the service.", "价格就定在99元。",
+    "Assume Celsius in all weather questions.", "I can't eat gluten, so skip bread.",
+    "小麦アレルギーなので、パン以外でお願いします。", "My reading routine: one chapter every night.",
+    "No matter what, don't schedule meetings for me before 10am.", "无论如何，都别写进文档里。",
+    "Check the grammar in every email I paste, please.", "我写的每段代码都帮我检查一下类型注解。",
+    "Remember: my daughter's school starts at 8:15.", "Don't forget: I work remotely.",
+    "记住：我的车牌是京A12345。", "Let's loc\u212a the price at $49.",  # Kelvin sign for k
+    "Let's \u017fettle on Postgres for the backend.",  # long s
+]
+
+
+@pytest.mark.parametrize("text", _PATTERNED)
+def test_the_word_gate_passes_every_sentence_a_pattern_matches(text: str) -> None:
+    from memory_core.extraction import scope_markers as sm
+    patterns = (sm.SCOPE, sm.STANDARD, sm.DECISION_LEAD, sm.LOCK, sm.ASSUME, sm.OWN_HEALTH,
+                sm.ROUTINE, sm.NO_MATTER, sm.REMEMBER_LEAD, sm.EVERY_OWN)
+    assert any(p.search(text) for p in patterns), text
+    assert sm._cued(text, sm._MARK_WORDS, sm._MARK_CJK, lead=sm._LEAD_WORDS)
+    sentence_patterns = (sm.SCOPE, sm.DECISION_LEAD, sm.LOCK, sm.ROUTINE, sm.OWN_HEALTH,
+                         sm.EVERY_OWN, sm.NO_MATTER)
+    if any(p.search(text) for p in sentence_patterns):
+        assert sm._cued(text, sm._SENTENCE_WORDS, sm._SENTENCE_CJK)

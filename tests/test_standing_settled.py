@@ -94,3 +94,13 @@ def test_a_settled_value_passed_on_from_someone_else_is_theirs(text: str) -> Non
 def test_a_hedged_value_stays_a_guess_though_settled() -> None:
     items = extract("I think the budget is 40k, period.")
     assert items and not any(stands(i) for i in items), items
+
+
+@pytest.mark.parametrize("text", [
+    "Haha that movie was the best ever, period.",
+    "The party last year was a disaster, full stop.",
+])
+def test_a_settling_phrase_after_a_past_clause_settles_nothing(text: str) -> None:
+    # before: an emphatic report marked lasting, so it stood in every block
+    assert not any(i.lasting for i in extract(text)), extract(text)
+    assert_none_stands(text)

@@ -672,38 +672,64 @@ class _Message:
                     self.folded = fold_traditional(self.scan)
                 sc = self.folded if lang == "zh" and self.folded is not None else self.scan
                 self._sentence(sc, a, b, lang, labelled)
-        if self.denied:
-            self.out = [self._denying(i) for i in self.out]
-        for start, end in self.settled:
-            self.out = [self._settling(i, start, end) for i in self.out]
+        if self.denied or self.settled:
+            # each item located once and the phrases found by bisection: a long paste
+            # with thousands of both stays linear in their number, not their product
+            spots = [self.text.find(i.text) for i in self.out]
+            if self.denied:
+                order = sorted(range(len(self.denied)), key=lambda k: self.denied[k][0])
+                xs = [self.denied[k][0] for k in order]
+                self.out = [self._denying(i, at, order, xs) for i, at in zip(self.out, spots)]
+            if self.settled:
+                starts = [start for start, _ in self.settled]
+                self.out = [self._settling(i, at, starts) for i, at in zip(self.out, spots)]
         if self.speaker == "user":  # "In this project …", "Team decision: …"
             self.out = scope_markers.settle(self.text, self.scan, self.out)
         if "*" in self.text or "__" in self.text:
             self.out = [replace(i, text=with_emphasis(self.text, i.text)) for i in self.out]
         return self.out
 
-    def _settling(self, item: Extracted, start: int, end: int) -> Extracted:
-        """``item`` marked ``lasting`` where it holds the settling phrase at ``start:end``
-        ("Budget is 40k, period.", :mod:`.settled`): the user fixed its value. Not a
-        guess, nor a claim passed on from someone else ("Per Lena: …, no exceptions":
-        theirs to set, :func:`memory_core.items.accounts.relayed`)."""
-        at = self.text.find(item.text)
-        line = self.text.rfind("\n", 0, start) + 1
-        if item.kind in STATEMENT_KINDS and not item.tentative and 0 <= at <= start \
-                and end <= at + len(item.text) and not accounts.relayed(self.text[line:end]):
-            return replace(item, lasting=True)
+    def _settling(self, item: Extracted, at: int, starts: list[int]) -> Extracted:
+        """``item`` (found at ``at`` in the text, -1 if not) marked ``lasting`` where it
+        holds a settling phrase of ``self.settled`` (``starts``: their starts) ("Budget
+        is 40k, period.", :mod:`.settled`): the user fixed its value. Not a guess, nor a
+        claim passed on from someone else ("Per Lena: …, no exceptions": theirs to set,
+        :func:`memory_core.items.accounts.relayed`), nor a clause told in the past
+        (:data:`.settled.PAST`: "that movie was the best ever, period")."""
+        if at < 0 or item.kind not in STATEMENT_KINDS or item.tentative:
+            return item
+        stop = at + len(item.text)
+        for start, end in self.settled[bisect_left(starts, at):]:
+            if start > stop:
+                break
+            line = self.text.rfind("\n", 0, start) + 1
+            if end <= stop and not accounts.relayed(self.text[line:end]) \
+                    and settled.PAST.search(self.text, line, start) is None:
+                return replace(item, lasting=True)
         return item
 
-    def _denying(self, item: Extracted) -> Extracted:
-        """``item`` naming the X it denies as replaced by its Y ("我们用的不是MySQL，而是
-        PostgreSQL": replaces ``MySQL``), so an item stating X is revised as by "it's
-        5434, not 5433"; ``item`` itself where it holds no denial or names one already."""
-        at = self.text.find(item.text)
-        for x, x_end, y, y_end in self.denied:
-            if item.replaces is None and 0 <= at <= x and y_end <= at + len(item.text):
-                return replace(item, correction=True, replaces=self.text[x:x_end].strip(),
-                               replacement=self.text[y:y_end].strip())
-        return item
+    def _denying(self, item: Extracted, at: int, order: list[int], xs: list[int]
+                 ) -> Extracted:
+        """``item`` (found at ``at`` in the text, -1 if not) naming the X it denies as
+        replaced by its Y ("我们用的不是MySQL，而是PostgreSQL": replaces ``MySQL``), so an
+        item stating X is revised as by "it's 5434, not 5433"; ``item`` itself where it
+        holds no denial or names one already. ``order``: the indexes of ``self.denied``
+        by X's start; ``xs``: those starts. The first denial it holds, in
+        ``self.denied``'s order, is the one named."""
+        if at < 0 or item.replaces is not None:
+            return item
+        stop = at + len(item.text)
+        held = []
+        for pos in range(bisect_left(xs, at), len(xs)):
+            if xs[pos] > stop:
+                break
+            if self.denied[order[pos]][3] <= stop:
+                held.append(order[pos])
+        if not held:
+            return item
+        x, x_end, y, y_end = self.denied[min(held)]
+        return replace(item, correction=True, replaces=self.text[x:x_end].strip(),
+                       replacement=self.text[y:y_end].strip())
 
     def _task_line(self, sc: str, sent: Sentence, lang: str, labelled: bool) -> bool:
         """Handle a task header, a labelled task line or a list item under a header."""

@@ -26,11 +26,13 @@ _ZH_COMMA = re.compile(r"[，,]")
 _ZH_CHOOSING_HABIT = re.compile(
     r"^(?!去年|前年|以前|之前|过去|从前|小时候|那时|当时|那会)"
     r"(?:[^，,。！？!?我]{1,6}?)?(?:我们|我)(?:一般|平时|通常|总是|一直|每次都|向来|习惯)(?:都|会|只)?"
-    r"(?:住|喝|吃|坐|订|选|买|点|要|穿|开|骑)(?![了过完])")
+    r"(?:住|喝|吃|坐|订|选|买|点|要|穿|开|骑)(?![了过完])"
+    r"(?![^，,。！？!?]{0,4}?(?:(?<!不)太|错|过头|多了))")
 """The user's habit of choosing (出差我一般住全季, 我平时喝美式, 坐飞机我总是选靠过道的座位):
 a standing preference, keyed by what is chosen; a short topic may lead (出差, 坐飞机). A
 frequency word is needed; 了/过 after the verb or a past time leading (去年我一般住如家)
-tell the past."""
+tell the past; an excess or a mistake after it (我一般点太多菜, 我一直穿错鞋) a mishap,
+no choice ("不太辣的" is one)."""
 _CJK_THIRD_PARTY = re.compile(
     r"^(?:[^，,、。]{0,6}?[，,、]\s*)?(?:他们|她们|它们|对方|法院|法庭|法官|陪审团|裁判|评委|仲裁"
     r"|航空公司|银行|房东|政府|学校|大学|保险公司|税务局|警方|警察|物业|监管"

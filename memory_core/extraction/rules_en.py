@@ -476,6 +476,28 @@ what is chosen. A frequency word is needed ("I want an aisle seat" is a wish for
 a verb of mishap ("I always forget my keys") or in the past ("Last year I always flew
 Delta") is no choice, and stays a fact."""
 
+_MISHAP_EXCESS = re.compile(
+    r"\btoo\s+(?:much|many|little|few|late|early|long|far|often|fast|slow)\b|\bforever\b"
+    r"|\bwrong\b|\bby\s+(?:mistake|accident)\b", re.I)
+_MISHAP_STATE = re.compile(
+    r"\s*(?:an?\s+)?(?:lost|sick|ill|tired|bored|stuck|confused|nervous|distracted|angry"
+    r"|upset|(?:car|sea|air)sick|hungry|sleepy|sunburn(?:ed|t)|headaches?|migraines?|colds?)\b",
+    re.I)
+"""What a choosing verb's habit tells as a mishap, not a choice: an excess or a mistake
+("I always order too much food", "I always take forever to reply", "I always book the
+wrong train"), or a state that befalls the speaker ("I usually get lost", "I always
+get headaches after lunch"). The statement stays a fact."""
+
+
+def _choosing_habit(core: str) -> re.Match[str] | None:
+    """The user's habit of choosing (:data:`_CHOOSING_HABIT`), unless it tells a mishap
+    (:data:`_MISHAP_EXCESS`, :data:`_MISHAP_STATE`)."""
+    m = _CHOOSING_HABIT.match(core)
+    if m is None or _MISHAP_STATE.match(core, m.end()) \
+            or _MISHAP_EXCESS.search(core, m.end()):
+        return None
+    return m
+
 
 _GOING_TO = re.compile(r"(?:going|planning|about|hoping|aiming|scheduled|due|supposed)\s+to\s+"
                        r"(?=[a-z])", re.I)
@@ -671,7 +693,7 @@ def classify(c: Clause) -> Verdict | None:
             neg, rest = True, rest[against.end():]
         inner = lx.EN_DECISION.match(rest)  # "decided (that) we'll host X": the choice is X
         return Verdict("decision", _target_or_object(rest[inner.end():] if inner else rest), neg)
-    habit = lx.EN_HABIT.match(core, first) or _CHOOSING_HABIT.match(core)
+    habit = lx.EN_HABIT.match(core, first) or _choosing_habit(core)
     if habit and not c.quantities:
         return Verdict("preference", en_key(core[habit.end():], action=True))
     imperative = lx.EN_IMPERATIVE.match(core, first)

@@ -38,6 +38,7 @@ routine, a ``fact``. Pure; called once per user message by
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import replace
 
 from memory_core.extraction.model import Extracted
@@ -47,7 +48,7 @@ from memory_core.extraction.segment import segment
 from memory_core.extraction.subject import key
 
 _SCOPE_NOUN = (r"(?:project|repo|repository|codebase|code\s?base|monorepo|team|org"
-               r"|organi[sz]ation|company|workspace|service|app)")
+               r"|organi[sz]ation|company|workspace|service|app(?:lication)?)s?\b")
 SCOPE = re.compile(
     r"\b(?:in|for|across|throughout)\s+(?:this|our|the\s+(?:whole|entire))\s+" + _SCOPE_NOUN
     + r"(?!['’]s)(?!\s+(?:meeting|call|standup|sync|retro|lunch|dinner|party|offsite|chat"
@@ -57,7 +58,8 @@ SCOPE = re.compile(
     r"|(?:この|うちの|当)(?:リポジトリ|レポ|repo|プロジェクト|コードベース|チーム|会社)"
     r"(?:では|において(?:は)?|内では|の中では)", re.I)
 """A scope over the project, the repository or the team (module doc); not a meeting of
-the team ("in our team meeting") nor another's ("in this team's …")."""
+the team ("in our team meeting") nor another's ("in this team's …"), nor a word the noun
+only begins ("in this report", "in our organic garden")."""
 
 STANDARD = re.compile(
     r"\b(?:standardi[sz]e|standardi[sz]ed|standardi[sz]ing)\s+on\b"
@@ -75,18 +77,28 @@ DECISION_LEAD = re.compile(
     r"|決定事項)[:：]\s*(?=\S)", re.I)
 """A lead that names what follows a decision (module doc)."""
 
+_VALUE_NOUN = (r"(?:date|price|pricing|budget|rate|fee|cost|salary|rent|amount|quote|version"
+               r"|release|dependenc(?:y|ies)|deadline|day|time|timeline|schedule|cadence"
+               r"|cap|limit|quota|threshold|target|scope|spec|design|api|schema|interface"
+               r"|format|layout|name|title|venue|location|vendor|stack|tier|plan|menu"
+               r"|agenda|headcount|size|count|number|length|duration|terms|contract)s?")
+"""What a lock sets: a value, a date or a choice ("lock the price", "pin the Python
+version", "lock the venue"); not a thing one locks or freezes ("lock the door at 10",
+"freeze the chicken at -18", "pin the tweet to my profile")."""
+
 LOCK = re.compile(
-    r"\b(?:lock|pin|freeze|nail)\s+(?:down\s+|in\s+)?(?P<obj>(?:the|our|my)\s+[\w\s-]{1,40}?)"
+    r"\b(?:lock|pin|freeze|nail)\s+(?:down\s+|in\s+)?(?P<obj>(?:the|our|my)\s+"
+    r"(?:[\w.-]+\s+){0,3}?" + _VALUE_NOUN + r")\s+(?:at|on|to|as)\s+\S"
+    r"|\bfix\s+(?P<fobj>(?:the|our|my)\s+(?:[\w-]+\s+)?" + _VALUE_NOUN + r")"
     r"\s+(?:at|on|to|as)\s+\S"
-    r"|\bfix\s+(?P<fobj>(?:the|our|my)\s+(?:[\w-]+\s+)?(?:date|price|budget|rate|version"
-    r"|deadline|day|time|cap|limit))\s+(?:at|on|to|as)\s+\S"
     r"|\b(?:let's|let\s+us|we(?:'ll|\s+will)|we've|we\s+have|i've)\s+(?:finally\s+)?settle[ds]?"
     r"\s+on\s+(?P<sobj>[\w\s.-]{1,40}?)(?=\s*(?:$|[,.;:!]|\s+(?:for|as)\b))"
     r"|(?P<zobj>[^，,。！!？?\s]{1,12}?)(?:就)?(?:定在|定为|锁定在|锁定为|定死在)"
     r"|(?P<jobj>[^、。！!？?\s]{1,12}?)は[^、。]{1,20}?(?:で|に)(?:確定|固定)(?:します|する|しました"
     r"|しましょう|です|で)", re.I)
 """A choice locked: a date, a price or a version set and closed to change (module doc);
-"fix" only of such a value ("fix the bug on line 10" is work to do)."""
+only of such a value (:data:`_VALUE_NOUN`: "fix the bug on line 10" is work to do,
+"lock the door at 10" a chore)."""
 
 ASSUME = re.compile(
     r"\bassume\s+(?:that\s+|this\s+|it\s+)?[^.;!?\n]{0,40}?\b(?:for|in|with|on)\s+"
@@ -161,20 +173,76 @@ NOT_STANDING = re.compile(
 asks: it does not stand (module doc)."""
 
 
+def _plural(*nouns: str) -> frozenset[str]:
+    return frozenset(nouns) | {n + "s" for n in nouns}
+
+
+_SENTENCE_WORDS = _plural(
+    "project", "repo", "repository", "codebase", "monorepo", "team", "org", "organisation",
+    "organization", "company", "workspace", "service", "app", "application") | {
+    "code", "decision", "decided", "agreed", "settled", "final", "lock", "pin", "freeze",
+    "nail", "fix", "settle", "settles", "plan", "routine", "schedule", "regimen", "allergic",
+    "celiac", "coeliac", "diabetes", "gout", "ibs", "high", "hypertension", "kidney",
+    "allergy", "intolerance", "can", "cannot", "matter", "circumstances", "whatever"}
+_MARK_WORDS = _SENTENCE_WORDS | {
+    "standardise", "standardize", "standardised", "standardized", "standardising",
+    "standardizing", "standard", "convention", "assume"}
+_LEAD_WORDS = frozenset({"remember", "keep", "don", "for"})
+"""The first word of :data:`REMEMBER_LEAD`, which only opens an item ("don" of "don't")."""
+_EVERY = frozenset({"every", "each", "any", "all"})
+_OWN_INPUT = frozenset({"make", "write", "send", "post", "ask", "say", "paste", "share",
+                        "submit", "give"})
+_SENTENCE_CJK = (
+    "项目", "仓库", "代码库", "团队", "公司", "リポジトリ", "レポ", "プロジェクト", "コードベース",
+    "チーム", "会社", "定了", "决定", "商量好了", "说好了", "结论", "決め", "決定", "決ま", "定在",
+    "定为", "锁定", "定死", "確定", "固定", "计划", "安排", "作息", "計画", "プラン", "スケジュール",
+    "ルーティン", "过敏", "乳糖不耐", "糖尿病", "痛风", "高血压", "乳糜泻", "アレルギー",
+    "ベジタリアン", "ヴィーガン", "ビーガン", "菜食", "的每", "不管", "无论", "どんな", "何があっても")
+_MARK_CJK = _SENTENCE_CJK + ("统一", "統一", "记住", "记得", "覚えておいて")
+_ASCII_TWINS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+"""The letters outside ASCII that a case-blind pattern matches as an ASCII one."""
+_LATIN_WORD = re.compile(r"[a-z]+")
+_KANA_OR_HAN = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+
+
+def _cued(text: str, words: frozenset[str], cjk: tuple[str, ...], *,
+          lead: frozenset[str] = frozenset()) -> bool:
+    """Whether ``text`` holds a word (``words``, ``cjk``) that a pattern of this module
+    needs to match: the patterns are case-blind regexes, so a message with none of them
+    is skipped by one tokenisation instead of a dozen scans. A word in ``words`` is
+    found as a whole Latin word (the patterns bound each by a space or a word end); one
+    in ``lead`` only as the first word."""
+    ascii_only = text.isascii()
+    found = _LATIN_WORD.findall((text if ascii_only else text.translate(_ASCII_TWINS)).lower())
+    if not words.isdisjoint(found) or (found and found[0] in lead) \
+            or (not _EVERY.isdisjoint(found) and not _OWN_INPUT.isdisjoint(found)):
+        return True
+    return not ascii_only and _KANA_OR_HAN.search(text) is not None \
+        and any(c in text for c in cjk)
+
+
 def _holds(text: str) -> bool:
     return NOT_STANDING.search(text) is None
 
 
-def marks(text: str) -> bool:
-    """Whether ``text`` (an item's words) stands by a class of the module doc: a scope
-    marker, a team standard, a decision lead or a locked choice, an order to assume,
-    the user's own allergy before a request, an order said to hold whatever happens,
-    one over all the user's input, a lead asking to remember."""
-    if not _holds(text):
+_ASKS = re.compile(r"\bplease\b|\b(?:can|could|would|will)\s+you\b|帮我|请|给我|ください"
+                   r"|下さい", re.I)
+"""A request in words the rules read as a fact (我写的每段代码都帮我检查一下…)."""
+
+
+def marks(text: str, kind: str = "constraint") -> bool:
+    """Whether ``text`` (the words of an item of ``kind``) stands by a class of the
+    module doc: a scope marker, a team standard, a decision lead or a locked choice, an
+    order to assume, the user's own allergy before a request, a lead asking to
+    remember; an order said to hold whatever happens or over all the user's input (a
+    ``fact`` only where it asks, :data:`_ASKS`: "No matter what I do, my code never
+    compiles", "Every email I send gets ignored" are complaints)."""
+    if not _cued(text, _MARK_WORDS, _MARK_CJK, lead=_LEAD_WORDS) or not _holds(text):
         return False
-    return any(p.search(text) is not None
-               for p in (SCOPE, STANDARD, DECISION_LEAD, LOCK, ASSUME, OWN_HEALTH, ROUTINE,
-                         NO_MATTER, REMEMBER_LEAD, EVERY_OWN))
+    is_order = kind != "fact" or _ASKS.search(text) is not None
+    patterns = (SCOPE, STANDARD, DECISION_LEAD, LOCK, ASSUME, OWN_HEALTH, ROUTINE,
+                REMEMBER_LEAD) + ((NO_MATTER, EVERY_OWN) if is_order else ())
+    return any(p.search(text) is not None for p in patterns)
 
 
 _NORM = re.compile(
@@ -220,9 +288,11 @@ def settle(text: str, scan: str, items: list[Extracted]) -> list[Extracted]:
     for item in items:
         if item.kind in ("fact", "decision", "constraint", "preference") \
                 and not (item.lasting or item.tentative or item.local or item.dated
-                         or item.label) and marks(item.text):
+                         or item.label) and marks(item.text, item.kind):
             item = replace(item, lasting=True, one_off=False)
         out.append(item)
+    if not _cued(scan, _SENTENCE_WORDS, _SENTENCE_CJK):
+        return out  # no sentence (a span of ``scan``) can add an item
     placed: list[tuple[int, Extracted]] = []
     cursor = 0
     for item in out:
@@ -230,12 +300,14 @@ def settle(text: str, scan: str, items: list[Extracted]) -> list[Extracted]:
         at = cursor if at < 0 else at
         placed.append((at, item))
         cursor = at
+    starts = [at for at, _ in placed]  # nondecreasing; an added item precedes later sentences
     lang_of = detect_lang(scan)
     for sent in segment(text, scan):
         a, b = sent.start, sent.end
         lang = detect_lang(scan[a:b], lang_of)
         sentence = scan[a:b].strip()
-        if not sentence or not _holds(sentence) or any(a <= at < b for at, _ in placed):
+        first = bisect_left(starts, a)
+        if not sentence or not _holds(sentence) or (first < len(starts) and starts[first] < b):
             continue
         lead = DECISION_LEAD.search(sentence)
         lock = LOCK.search(sentence)

@@ -32,6 +32,12 @@ _SETTLED = re.compile(
 spaces to retry), so the search stays linear in the message."""
 
 
+PAST = re.compile(r"\b(?:was|were|had|did|yesterday|ago|last\s+(?:night|week|month|year|time))\b"
+                  r"|昨天|上周|去年|以前", re.I)
+"""A clause told in the past ("that movie was the best ever, period", "we had no budget
+last year, period"): an emphatic report, no value the user sets."""
+
+
 def settle(scan: str) -> tuple[str, list[tuple[int, int]]]:
     """``scan`` with each settling phrase masked (its comma kept), and their spans, in
     text order; ``(scan, [])`` where there is none. Never raises."""

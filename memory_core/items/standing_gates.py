@@ -32,7 +32,7 @@ from typing import Any
 from memory_core.items.accounts import HEARSAY, OWN_SOURCE
 from memory_core.items.fields import loose, quoted
 from memory_core.items.readings import PROVISIONED, SETTING, USER_CHANGE
-from memory_core.items.standing import is_standing_rule
+from memory_core.items.standing import is_standing_rule, lasting
 
 __all__ = ["bound_to_now", "others_words", "past_report", "single_request"]
 
@@ -100,13 +100,22 @@ _REQUEST = re.compile(
 need of the speaker's ("I need this hotfix out …"), or a leading order ("Give …")."""
 
 
+_OWN_STATE = re.compile(
+    r"^\W*(?:my|our)\s+(?:[\w-]+\s+){0,3}?(?:is|are)\s[^,;.!?]*\bnow\s*[,;]", re.I)
+"""A value of the speaker's own that "now" dates as new ("My name is Alex now, please
+update it"): the request after it is about the new value, which holds on. Not a state
+("I'm free now, quiz me": that one is the moment's)."""
+
+
 def bound_to_now(row: Any) -> bool:
     """Whether an item is a request or a need bound to the moment it was said in
     (module doc, "When it holds"): it asks (:data:`_REQUEST`), names the moment
-    (:data:`_MOMENT`), and does not say it stands."""
+    (:data:`_MOMENT`), and does not say it stands, nor open with the speaker's own
+    state, new "now" (:data:`_OWN_STATE`)."""
     text = row["text"] or ""
     return (row["kind"] != "decision" and _MOMENT.search(text) is not None
-            and _REQUEST.search(text) is not None and not is_standing_rule(text))
+            and _REQUEST.search(text) is not None and not is_standing_rule(text)
+            and _OWN_STATE.match(text) is None)
 
 
 _PAST_VERB = (
@@ -127,12 +136,13 @@ for the tickets", "Spent $1200 on flights", "heard back from 1", 12時間も寝�
 def past_report(row: Any) -> bool:
     """Whether a numeric fact reports an event of the speaker's past (:data:`PAST_REPORT`),
     not a value they set: not a correction (a change the user made supersedes), nor one
-    said with a word of setting (:data:`memory_core.items.readings.SETTING`: "we capped
+    the user asked to keep (:func:`memory_core.items.standing.lasting`: "I paid $40 for
+    the tickets, remember that."), nor one said with a word of setting (:data:`memory_core.items.readings.SETTING`: "we capped
     it at 50", :data:`memory_core.items.readings.USER_CHANGE`: "we doubled the replicas
     to 6", :data:`memory_core.items.readings.PROVISIONED`: "we gave the VM 16 GB")."""
     text = row["text"] or ""
     return (row["kind"] == "fact" and row["value"] is not None and row["supersedes"] is None
-            and PAST_REPORT.search(text) is not None and SETTING.search(text) is None
+            and not lasting(row) and PAST_REPORT.search(text) is not None and SETTING.search(text) is None
             and USER_CHANGE.search(text) is None and PROVISIONED.search(text) is None)
 
 
