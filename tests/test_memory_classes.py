@@ -807,7 +807,9 @@ async def test_a_series_named_by_any_word_does_not_flood_the_block(
 @pytest.mark.parametrize("line, word", [
     ("The backup bucket holds {n} files.", "backup bucket"),
     ("同步了{n}个文件到备份桶。", "备份桶"),
-    ("バックアップに{n}件のファイルを同期しました。", "バックアップ"),
+    # a present state: a past report ("…を同期しました") does not stand at all
+    # (memory_core.items.standing_gates.past_report)
+    ("バックアップバケットには{n}件のファイルがあります。", "バックアップ"),
 ])
 async def test_rival_values_said_again_and_again_take_one_line(
         proxy: RunningProxy, upstream: FakeUpstream, line: str, word: str) -> None:
