@@ -561,6 +561,25 @@ def rival_attributes(a: str | None, b: str | None, text_a: str, text_b: str) -> 
         and _predicated(wa[-1], low_a) and _predicated(wb[-1], low_b)
 
 
+def other_attribute(a: str | None, b: str | None, text_a: str, text_b: str) -> bool:
+    """Whether two English statements each give a value with a copula
+    (:func:`_predicated`) to subjects of different heads (last words, as
+    :func:`rival_attributes` reads them), neither head in the other statement: "My
+    favourite language is Rust" / "My favourite editor is now Helix", "My work laptop
+    is a ThinkPad" / "My work phone is a Pixel" — two attributes, whatever words they
+    share. ``False`` where a subject is a verb phrase keyed on its object ("I drive a
+    Honda Civic" / "I drive a Tesla": the head is the value) or Chinese/Japanese."""
+    if not a or not b or _CJK.search(a) or _CJK.search(b):
+        return False
+    low_a, low_b = _spelling(text_a.lower()), _spelling(text_b.lower())
+    wa = [w.replace("-", "") for w in _attribute_words(a, text_a.lower())]
+    wb = [w.replace("-", "") for w in _attribute_words(b, text_b.lower())]
+    if not wa or not wb or wa[-1] == wb[-1]:
+        return False
+    return wa[-1] not in low_b and wb[-1] not in low_a \
+        and _predicated(wa[-1], low_a) and _predicated(wb[-1], low_b)
+
+
 def _predicated(head: str, low_text: str) -> bool:
     """Whether a statement gives ``head`` its value with a copula ("the memory usage
     is 3.2 GB"): the subject is then a noun phrase ending with it, not a verb phrase

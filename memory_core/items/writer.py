@@ -92,6 +92,7 @@ from memory_core.items.supersession import (
     headed_by,
     impression,
     more_specific,
+    other_attribute,
     other_holders,
     other_instance,
     predicate,
@@ -1131,7 +1132,8 @@ def revise_by_meaning(tx: Tx, new_id: int, near: Iterable[tuple[int, float]], *,
     "月の予算は5万円までです" and the invoices' addressee; it must reach ``floor`` too)
     and it is a fit (:func:`_revised_by`: firm, the same ordinal label, condition and
     unit dimension, no sibling attribute, not a dated statement about another named
-    thing, not the end of a thing it never names
+    thing or another attribute (:func:`~memory_core.items.supersession.other_attribute`),
+    not the end of a thing it never names
     (:func:`~memory_core.items.named_change.ends_another`), not the same value said
     again, not about another person; a
     conversation-local item only within its thread). Returns the id
@@ -1212,6 +1214,8 @@ def _revised_by(new: Row, old: Row) -> bool:
             and not rival_scopes(nt, ot)
             and not rival_owners(nt, ot)
             and not _another_thing(new, old)
+            and not (other_attribute(new["subject"], old["subject"], nt, ot)
+                     and not states_change(nt))
             and not _rule_beside(new, old)
             and not _other_component(nt, ot)
             and not ends_another(nt, ot)
