@@ -89,11 +89,13 @@ def test_an_update_revises_nothing_of_another_speaker_nor_when_ambiguous(
     ["My favourite language is Rust.", "My favourite editor is now Helix."],
     ["Our main database is Postgres.", "Our main cache is now Redis."],
     ["My work laptop is a ThinkPad.", "My work phone is now a Pixel."],
+    ["私の好きな言語はRustです。", "好きなエディタは今はHelixです。"],
+    ["メインのデータベースはPostgresです。", "メインのキャッシュは今はRedisです。"],
 ])
 def test_a_dated_statement_of_another_thing_of_one_category_revises_nothing(
         tmp_path: Path, embedder: Any, messages: list[str]) -> None:
     # two attributes that share a modifier, each given its value with a copula: the
-    # two embed alike (0.79 to 0.84 with the default pair), past the floor
+    # two embed alike (0.79 to 0.88 with the default pair), past the floor
     items = replay_items(tmp_path, messages, embedder)
     assert [i["status"] for i in items] == ["active", "active"], items
 
@@ -190,6 +192,8 @@ def test_within_the_margin_the_one_item_with_a_value_of_its_dimension_is_revised
      "My favourite language is Rust.", "My favourite editor is now Helix."),
     (["Our main database is Postgres.", "Our main cache is now Redis."],
      "Our main database is Postgres.", "Our main cache is now Redis."),
+    (["メインのデータベースはPostgresです。", "メインのキャッシュは今はRedisです。"],
+     "メインのデータベースはPostgresです。", "メインのキャッシュは今はRedisです。"),
 ])
 def test_guards_keep_an_update_off_what_it_does_not_revise(
         tmp_path: Path, messages: list[str], old_text: str, new_text: str) -> None:
