@@ -53,6 +53,9 @@ def embedder() -> Iterator[Any]:
      "live in Lisbon", ["Porto"]),
     (["My main language at work is Java.", "fyi I switched to Kotlin for everything last sprint"],
      "language at work is Java", ["Kotlin"]),
+    # a cessation naming its thing in another spelling or form of the word
+    (["I smoke a pack a day.", "I quit smoking last month."], "smoke a pack", ["quit"]),
+    (["Our daily stand-up is at 9:30.", "We moved the standup to 10am."], "9:30", ["10am"]),
 ])
 def test_an_update_in_other_words_supersedes_what_it_revises(
         tmp_path: Path, embedder: Any, messages: list[str], gone: str, kept: list[str]) -> None:
