@@ -304,3 +304,17 @@ def test_new_rules_of_one_project_sit_beside_each_other(tmp_path: Path, embedder
         "From now on, store money as integer cents.",
         "We switched: money is stored as Decimal strings from now on."], embedder)
     assert status_of(changed, "integer cents") == "superseded", changed
+
+
+@pytest.mark.parametrize("messages, gone", [
+    (["Reply in Japanese.", "From now on, reply in English."], "Japanese"),
+    (["Always reply to me in English.", "Actually, reply to me in German from now on."],
+     "English."),
+])
+def test_a_rule_given_another_value_revises_the_rule(
+        tmp_path: Path, embedder: Any, messages: list[str], gone: str) -> None:
+    # the subjects differ in one word at one place ("reply japanese" / "reply english"):
+    # one rule, not two beside each other (0.90 alike with the default pair)
+    items = replay_items(tmp_path, messages, embedder)
+    assert status_of(items, gone) == "superseded", items
+    assert [i["status"] for i in items][-1] == "active", items
