@@ -54,6 +54,11 @@ def test_what_a_change_or_cessation_names(text: str, thing: str | None) -> None:
     ("我们把打印机搬到走廊了。", "我们办公室在五楼。", True),
     ("我们把打印机搬到走廊了。", "打印机在会议室。", False),
     ("I moved to Porto.", "I live in Lisbon.", False),  # names no thing: not read
+    # one word spelled two ways, or cut to two stems: the old item names it
+    ("We moved the standup to 10am.", "Our daily stand-up is at 9:30.", False),
+    ("I quit smoking last month.", "I smoke a pack a day.", False),
+    # a short stem that starts another word is still another word
+    ("We no longer run the nightly job.", "Our runtime is Node 20.", True),
 ])
 def test_a_change_ends_another_thing_only_when_the_old_item_never_names_it(
         new: str, old: str, apart: bool) -> None:

@@ -104,3 +104,19 @@ def test_a_log_a_header_or_a_config_block_is_no_chat(text: str) -> None:
     # its field labels stay what they are: "Version: 2" keeps its key
     if text.startswith("Name:"):
         assert {"version", "replicas"} <= {i.subject for i in extract(text)}
+
+
+@pytest.mark.parametrize("text", [
+    "[10:32] dana: from now on every release needs two approvals.\n[10:33] raj: agreed.\n"
+    "[10:35] me: ok",
+    "10:32 Dana: from now on every release needs two approvals.\n10:33 Raj: 👍",
+    "[9:05 PM] dana: from now on every release needs two approvals.\n[9:06 PM] raj: agreed",
+])
+def test_a_chat_log_with_times_of_day_is_a_chat(text: str) -> None:
+    # each line a speaker leads after its time: the rule is keyed by what it says, the
+    # reply is no statement of its own and no line runs into the one above
+    items = extract(text)
+    kept = [i for i in items if stands(i)]
+    assert kept and all("dana" not in (i.subject or "").lower() for i in kept), items
+    assert all(not i.text.startswith(("[", "10:")) and "agreed" not in i.text
+               and "raj" not in (i.subject or "").lower() for i in items), items

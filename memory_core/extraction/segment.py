@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from memory_core.extraction.material import MATERIAL
 from memory_core.extraction.prepare import MASK, detect_lang
+from memory_core.extraction.transcript import STAMP
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,9 +164,10 @@ def segment(text: str, scan: str) -> list[Sentence]:
 
 
 _CONTENT = re.compile(r"[^\W_]")
-_LABEL_LEAD = re.compile(r"[ \t]*[A-Za-z][\w.-]{0,31}[ \t]*:[ \t]+")
-"""A line led by a label or a speaker ("raj: ", "me: ", masked in the scan or not): it
-starts a sentence of its own, never a soft-wrapped continuation of the line above."""
+_LABEL_LEAD = re.compile(rf"[ \t]*(?:{STAMP})?[A-Za-z][\w.-]{{0,31}}[ \t]*:[ \t]+")
+"""A line led by a label or a speaker ("raj: ", "me: ", "[10:32] dana: ", masked in the
+scan or not): it starts a sentence of its own, never a soft-wrapped continuation of the
+line above."""
 _MATERIAL_RUN = re.compile(MATERIAL + "+")
 _AFTER_MATERIAL = frozenset(" \t,，、;；:：" + "\"'”’」』»)")
 

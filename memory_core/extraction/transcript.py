@@ -32,10 +32,14 @@ import re
 
 __all__ = ["mask", "other_lines", "speaker_spans"]
 
-_PREFIX = re.compile(r"[ \t]*(?:(?P<self>(?i:me)|我|私|自分)|(?P<name>[A-Z][a-z]{1,15}"
+STAMP = r"\[?\d{1,2}:\d{2}(?::\d{2})?(?:[ \t]?[AaPp][Mm])?\]?[ \t]+"
+"""A chat log's time of day before a speaker ("[10:32] ", "10:32:05 ", "[9:05 PM] ")."""
+_PREFIX = re.compile(rf"[ \t]*(?P<stamp>{STAMP})?(?:(?P<self>(?i:me)|我|私|自分)"
+                     r"|(?P<name>(?(stamp)[A-Za-z]|[A-Z])[a-z]{1,15}"
                      r"|[\u3040-\u30ff\u4e00-\u9fff]{2,4}))[ \t]*[:：][ \t]*(?=\S)")
 """A line's lead: the user's own label or a name of one word, a colon, text after it on
-the same line."""
+the same line; after a time of day (:data:`STAMP`, a chat log's) the name may be
+written in lower case ("[10:32] dana: …")."""
 _LABELS = frozenset((
     # an email's or a message's header
     "from to cc bcc subject date sent re fwd reply attachment attachments"
@@ -94,13 +98,16 @@ def speaker_spans(scan: str) -> list[tuple[int, int]]:
     names: set[str] = set()
     replied = False
     for pos, _, m in leads:
+        start = m.start("stamp") if m.group("stamp") else -1
         if m.group("self") is not None:
-            own.append((pos + m.start("self"), pos + m.end()))
+            own.append((pos + (start if start >= 0 else m.start("self")), pos + m.end()))
             spans.append(own[-1])
             names.add("")
         else:
             if _FIRST_PERSON.match(m.string, m.end()) is None:
-                spans.append((pos + m.start("name"), pos + m.end()))
+                spans.append((pos + (start if start >= 0 else m.start("name")), pos + m.end()))
+            elif start >= 0:  # the name stays in the key, the time of day does not
+                spans.append((pos + start, pos + m.end("stamp")))
             names.add(m.group("name"))
         replied = replied or _REPLY.match(m.string, m.end()) is not None
     return spans if chat and len(names) >= 2 and replied else own

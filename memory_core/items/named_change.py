@@ -63,11 +63,26 @@ def named(text: str) -> str | None:
 
 def ends_another(new_text: str, old_text: str) -> bool:
     """Whether ``new_text`` tells of a change or cessation of a thing (:func:`named`)
-    that ``old_text`` never names: no content term of it occurs in ``old_text``.
-    ``False`` when ``new_text`` names none, or what it names has no content terms
-    ("I don't anymore")."""
+    that ``old_text`` never names: no content term of it occurs in ``old_text``, a
+    hyphen read as spelling ("stand-up" / "standup") and one stem the start of the
+    other read as one word ("smok" of "quit smoking" / "smoke" of "I smoke a pack a
+    day"). ``False`` when ``new_text`` names none, or what it names has no content
+    terms ("I don't anymore")."""
     what = named(new_text)
     if what is None:
         return False
-    thing = terms(what)
-    return bool(thing) and not thing & terms(old_text)
+    thing, said = terms(what.replace("-", "")), terms(old_text.replace("-", ""))
+    return bool(thing) and not any(_one_word(t, o) for t in thing for o in said)
+
+
+_STEM_PREFIX: Final = 4
+"""The shortest stem read as the start of a longer one (:func:`_one_word`): "smok" /
+"smoke"; "run" / "runtime" stay apart."""
+
+
+def _one_word(a: str, b: str) -> bool:
+    """Whether two content terms are one word: equal, or the shorter, of
+    :data:`_STEM_PREFIX` characters or more, starts the longer (stemmers cut "smoking"
+    and "smoke" apart)."""
+    short, long_ = sorted((a, b), key=len)
+    return short == long_ or (len(short) >= _STEM_PREFIX and long_.startswith(short))

@@ -561,6 +561,50 @@ def rival_attributes(a: str | None, b: str | None, text_a: str, text_b: str) -> 
         and _predicated(wa[-1], low_a) and _predicated(wb[-1], low_b)
 
 
+def other_attribute(a: str | None, b: str | None, text_a: str, text_b: str) -> bool:
+    """Whether two English statements each give a value with a copula
+    (:func:`_predicated`) to subjects of different heads (last words, as
+    :func:`rival_attributes` reads them), neither head in the other statement: "My
+    favourite language is Rust" / "My favourite editor is now Helix", "My work laptop
+    is a ThinkPad" / "My work phone is a Pixel" — two attributes, whatever words they
+    share. ``False`` where a subject is a verb phrase keyed on its object ("I drive a
+    Honda Civic" / "I drive a Tesla": the head is the value). Chinese and Japanese
+    keys (:func:`_cjk_other_attribute`): メインのデータベースはPostgresです /
+    メインのキャッシュは今はRedisです."""
+    if not a or not b:
+        return False
+    if _CJK.search(a) or _CJK.search(b):
+        return _cjk_other_attribute(a, b, text_a, text_b)
+    low_a, low_b = _spelling(text_a.lower()), _spelling(text_b.lower())
+    wa = [w.replace("-", "") for w in _attribute_words(a, text_a.lower())]
+    wb = [w.replace("-", "") for w in _attribute_words(b, text_b.lower())]
+    if not wa or not wb or wa[-1] == wb[-1]:
+        return False
+    return wa[-1] not in low_b and wb[-1] not in low_a \
+        and _predicated(wa[-1], low_a) and _predicated(wb[-1], low_b)
+
+
+_CJK_TOPIC = r"\s*(?:は|が|是|现在是|現在是|今は|也是)"
+"""What follows a Chinese or Japanese subject given its value: a topic or subject
+particle (は, が) or a copula (是)."""
+
+
+def _cjk_other_attribute(a: str, b: str, text_a: str, text_b: str) -> bool:
+    """:func:`other_attribute` for keys in Chinese or Japanese: the keys share their
+    start (好きな, メイン, 主) and end in heads of :data:`_CJK_HEAD` characters or more
+    (言語 / エディタ), each followed in its statement by a particle or copula
+    (:data:`_CJK_TOPIC`), neither in the other statement."""
+    start = len(os.path.commonprefix([a, b]))
+    ha, hb = a[start:], b[start:]
+    if not start or len(ha) < _CJK_HEAD or len(hb) < _CJK_HEAD:
+        return False
+    low_a, low_b = text_a.lower(), text_b.lower()
+    ha, hb = ha.lower(), hb.lower()
+    return ha not in low_b and hb not in low_a \
+        and re.search(re.escape(ha) + _CJK_TOPIC, low_a) is not None \
+        and re.search(re.escape(hb) + _CJK_TOPIC, low_b) is not None
+
+
 def _predicated(head: str, low_text: str) -> bool:
     """Whether a statement gives ``head`` its value with a copula ("the memory usage
     is 3.2 GB"): the subject is then a noun phrase ending with it, not a verb phrase

@@ -92,6 +92,7 @@ from memory_core.items.supersession import (
     headed_by,
     impression,
     more_specific,
+    other_attribute,
     other_holders,
     other_instance,
     predicate,
@@ -1131,7 +1132,8 @@ def revise_by_meaning(tx: Tx, new_id: int, near: Iterable[tuple[int, float]], *,
     "月の予算は5万円までです" and the invoices' addressee; it must reach ``floor`` too)
     and it is a fit (:func:`_revised_by`: firm, the same ordinal label, condition and
     unit dimension, no sibling attribute, not a dated statement about another named
-    thing, not the end of a thing it never names
+    thing or another attribute (:func:`~memory_core.items.supersession.other_attribute`),
+    not the end of a thing it never names
     (:func:`~memory_core.items.named_change.ends_another`), not the same value said
     again, not about another person; a
     conversation-local item only within its thread). Returns the id
@@ -1212,6 +1214,8 @@ def _revised_by(new: Row, old: Row) -> bool:
             and not rival_scopes(nt, ot)
             and not rival_owners(nt, ot)
             and not _another_thing(new, old)
+            and not (other_attribute(new["subject"], old["subject"], nt, ot)
+                     and not states_change(nt))
             and not _rule_beside(new, old)
             and not _other_component(nt, ot)
             and not ends_another(nt, ot)
@@ -1246,13 +1250,25 @@ def _rule_beside(new: Row, old: Row) -> bool:
     a lead such as "From now on" dates a rule, it changes none) and neither's whole
     subject is in the other's text. "From now on, log with structlog." after "From now
     on, use UTC in all logs.": rules of one project embed alike, share their lead and
-    their topic words, and each still holds."""
+    their topic words, and each still holds. Not beside: subjects that differ in one
+    word at one place ("reply english" / "reply german" of "Always reply to me in
+    English." … "Actually, reply to me in German from now on."): one rule given
+    another value."""
     if new["kind"] != "constraint" or old["kind"] != "constraint" \
             or states_change(new["text"] or ""):
         return False
     ns, os_ = (new["subject"] or "").casefold(), (old["subject"] or "").casefold()
     nt, ot = (new["text"] or "").casefold(), (old["text"] or "").casefold()
-    return not ((ns and ns in ot) or (os_ and os_ in nt))
+    return not ((ns and ns in ot) or (os_ and os_ in nt) or _one_word_apart(ns, os_))
+
+
+def _one_word_apart(a: str, b: str) -> bool:
+    """Whether subjects ``a`` and ``b`` have as many words, two or more, and differ in
+    the one at one place (words compared by their content terms)."""
+    wa, wb = a.split(), b.split()
+    if len(wa) != len(wb) or len(wa) < 2:
+        return False
+    return sum((terms(x) or {x}) != (terms(y) or {y}) for x, y in zip(wa, wb, strict=True)) == 1
 
 
 def _other_component(new_text: str, old_text: str) -> bool:
