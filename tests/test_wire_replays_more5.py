@@ -12,7 +12,7 @@ import base64
 from collections import deque
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import aiohttp
 import anthropic
@@ -41,6 +41,7 @@ from tests.replay_helpers import (
     post,
 )
 from tests.replay_helpers import events as _events
+from tests.test_wire_replays_refs import SERVER_BLOCKS
 
 
 def _anthropic(proxy: Any) -> anthropic.AsyncAnthropic:
@@ -710,26 +711,8 @@ async def test_a_hidden_rounds_server_items_reach_a_whole_response(
         *(i["type"] for i in items), "function_call", "function_call_output"]
 
 
-SERVER_WORK: dict[str, list[dict[str, Any]]] = {
-    "web_fetch": [
-        {"type": "server_tool_use", "id": "srvtoolu_f", "name": "web_fetch",
-         "input": {"url": "https://example.org/a"}},
-        {"type": "web_fetch_tool_result", "tool_use_id": "srvtoolu_f", "content": {
-            "type": "web_fetch_result", "url": "https://example.org/a",
-            "content": {"type": "document", "source": {
-                "type": "text", "media_type": "text/plain", "data": "alpha"}}}}],
-    "code_execution": [
-        {"type": "server_tool_use", "id": "srvtoolu_c", "name": "bash_code_execution",
-         "input": {"command": "ls"}},
-        {"type": "bash_code_execution_tool_result", "tool_use_id": "srvtoolu_c", "content": {
-            "type": "bash_code_execution_result", "stdout": "a.txt\n", "stderr": "",
-            "return_code": 0, "content": []}}],
-    "mcp": [
-        {"type": "mcp_tool_use", "id": "mcptoolu_1", "name": "search", "server_name": "ex",
-         "input": {"q": "alpha"}},
-        {"type": "mcp_tool_result", "tool_use_id": "mcptoolu_1", "is_error": False,
-         "content": [{"type": "text", "text": "alpha"}]}],
-}
+SERVER_WORK = cast(dict[str, list[dict[str, Any]]], SERVER_BLOCKS)
+"""A hidden round's server work by kind (the same blocks as the streamed rows' test)."""
 
 
 @pytest.mark.parametrize("work", sorted(SERVER_WORK))
