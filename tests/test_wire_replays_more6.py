@@ -92,7 +92,7 @@ async def test_an_mcp_approval_answer_is_stored_as_the_clients(gated: Gated) -> 
     kinds = [i.get("type", "message") for i in upstream.received[1]["json"]["input"]]
     assert kinds[-2:] == ["mcp_approval_request", "mcp_approval_response"]
     stored = store_sql(proxy.engine, "SELECT msg_role, text FROM messages"
-                       " WHERE raw_json LIKE '%mcp_approval_response%'")
+                       " WHERE raw_json LIKE ?", ("%mcp_approval_response%",))
     assert [(r["msg_role"], r["text"]) for r in stored] == [
         ("tool", f"[mcp approval: approved] {REASON}")]
     # A later turn's memory search finds it as the client's answer, not as something
