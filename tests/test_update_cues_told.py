@@ -12,14 +12,12 @@ embedder pair, the conversation captured as an agent resends it
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from memory_core.extraction import extract
-from memory_core.search import EmbeddingConfig, create_embedder
 from tests.replay_helpers import replay_items, status_of
 
 
@@ -58,17 +56,6 @@ def test_a_release_lead_is_read_past_for_the_subject() -> None:
     assert item.subject is not None and "free accounts" in item.subject, item
 
 
-@pytest.fixture(scope="module")
-def embedder() -> Iterator[Any]:
-    emb = create_embedder(EmbeddingConfig())
-    yield emb
-    emb.close()
-
-
-
-
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("messages, gone", [
     (["我住在南京，在新街口上班。", "我上个月搬到苏州了。"], "住在南京"),
@@ -100,8 +87,6 @@ def test_look_alikes_revise_nothing(tmp_path: Path, embedder: Any,
                                     messages: list[Any], kept: str) -> None:
     items = replay_items(tmp_path, messages, embedder)
     assert status_of(items, kept) == "active", items
-
-
 
 
 def test_it_in_the_cue_stands_for_the_attribute() -> None:
