@@ -1,0 +1,251 @@
+"""Replays of failure kinds, rows 137 on of docs/evaluation/wire_replays.md: null and
+missing fields in streamed chunks, an OpenAI-style end marker in an Anthropic stream,
+tool results written as content parts, ids with slashes on pass-through paths. The
+proxy on its memory path (the memory tools offered), a loopback upstream writing each
+API's real bytes, the real SDKs or aiohttp's client."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aiohttp
+import anthropic
+import openai
+import orjson
+import pytest
+from yarl import URL
+
+from tests.conftest import TEST_KEY, store_sql
+from tests.replay_helpers import (
+    FINAL,
+    HEADERS,
+    JSON,
+    MEMORY_CALLS,
+    USER,
+    Gated,
+    Scripted,
+    block_event,
+    chunk,
+    data,
+    ev,
+    gated,  # noqa: F401 - the fixture
+    message_start,
+    messages_call_whole_in_start,
+    post,
+)
+from tests.replay_helpers import events as _events
+
+
+def _anthropic(proxy: Any) -> anthropic.AsyncAnthropic:
+    return anthropic.AsyncAnthropic(api_key=TEST_KEY, base_url=proxy.base_url[:-3],
+                                    max_retries=0)
+
+
+def _openai(proxy: Any) -> openai.AsyncOpenAI:
+    return openai.AsyncOpenAI(api_key=TEST_KEY, base_url=proxy.base_url, max_retries=0)
+
+
+def _usage(prompt: int, completion: int) -> dict[str, Any]:
+    return {"prompt_tokens": prompt, "completion_tokens": completion,
+            "total_tokens": prompt + completion}
+
+
+def _piece(delta: dict[str, Any] | None, finish: str | None = None, *,
+           usage: Any = None, choices: bool = True, **extra: Any) -> bytes:
+    """One Chat chunk with ``"usage"`` always written (``null`` unless given), as OpenAI
+    writes every chunk of a stream with ``include_usage``."""
+    head: dict[str, Any] = {"id": "chatcmpl-u", "object": "chat.completion.chunk",
+                            "created": 1, "model": "m", **extra}
+    if choices:
+        head["choices"] = [] if delta is None else [
+            {"index": 0, "delta": delta, "finish_reason": finish}]
+    return data({**head, "usage": usage})
+
+
+_MEMORY_DELTA = {"role": "assistant", "content": None, "tool_calls": [{
+    "index": 0, "id": "call_m", "type": "function",
+    "function": {"name": "memory_grep", "arguments": "{\"query\": \"build flag\"}"}}]}
+
+
+# -- 137: ``"usage": null`` on every chunk -------------------------------------------------------
+# OpenAI writes ``"usage": null`` on every chunk of a stream asked with
+# ``stream_options.include_usage`` and the counts only on the last, empty-choices chunk.
+# Relays read the key's presence as usage (a zero record, the real one then ignored:
+# router-for-me/CLIProxyAPI#3221, #2762). Here: after a hidden round the client must see
+# ``null`` where the upstream wrote ``null`` and the two rounds' sum on the last chunk.
+async def test_null_usage_on_every_chunk_stays_null_and_the_last_is_summed(
+        gated: Gated) -> None:
+    upstream, proxy = gated
+    upstream.answers.extend([
+        Scripted([_piece(_MEMORY_DELTA), _piece({}, "tool_calls"),
+                  _piece(None, usage=_usage(10, 5)), b"data: [DONE]\n\n"]),
+        Scripted([_piece({"role": "assistant", "content": "do"}), _piece({"content": "ne"}),
+                  _piece({}, "stop"), _piece(None, usage=_usage(20, 2)),
+                  b"data: [DONE]\n\n"])])
+    async with _openai(proxy) as client:
+        async with client.chat.completions.stream(
+                model="m", messages=USER, stream_options={"include_usage": True}) as s:
+            seen = [e.chunk for e in [x async for x in s] if e.type == "chunk"]
+            final = await s.get_final_completion()
+    assert final.choices[0].message.content == "done"
+    assert final.usage is not None and (final.usage.prompt_tokens,
+                                        final.usage.completion_tokens) == (30, 7)
+    assert [c.usage is None for c in seen] == [True, True, True, False], seen
+    assert all(orjson.loads(r["raw"]).get("stream_options") == {"include_usage": True}
+               for r in upstream.received)
+
+
+# -- 138: chunks without a ``choices`` key -----------------------------------------------------
+# Groq and others write keep-alive and usage frames as ``{"usage": …}`` with no ``choices``
+# array at all (tashfeenahmed/freellmapi#156: ``chunk.choices[0]`` threw mid-stream, the
+# request failed). Here such a frame in the hidden round and in the answering one.
+async def test_chunks_without_choices_neither_break_nor_show_the_hidden_round(
+        gated: Gated) -> None:
+    upstream, proxy = gated
+    upstream.answers.extend([
+        Scripted([_piece(None, choices=False), _piece(_MEMORY_DELTA),
+                  _piece({}, "tool_calls"), _piece(None, usage=_usage(10, 5), choices=False),
+                  b"data: [DONE]\n\n"]),
+        Scripted([_piece(None, choices=False), _piece({"role": "assistant", "content": "done"}),
+                  _piece({}, "stop"), _piece(None, usage=_usage(20, 2), choices=False),
+                  b"data: [DONE]\n\n"])])
+    status, _, got = await post(proxy, "/chat/completions", {
+        "model": "m", "messages": USER, "stream": True,
+        "stream_options": {"include_usage": True}})
+    assert status == 200 and len(upstream.received) == 2
+    assert b"memory_grep" not in got and b"[DONE]" in got
+    shown = _events(got)
+    text = "".join(c["choices"][0]["delta"].get("content") or "" for c in shown
+                   if c.get("choices"))
+    assert text == "done"
+    usages = [c["usage"] for c in shown if c.get("usage")]
+    assert usages[-1] == _usage(30, 7), usages
+
+
+# -- 139: ``data: [DONE]`` after ``message_stop`` ------------------------------------------------
+# OpenRouter's Anthropic-compatible endpoint appends the OpenAI end marker to a Messages
+# stream (NVIDIA-NeMo/Switchyard#136: read as JSON, a finished answer turned into an
+# in-band error). Here in the hidden round and in the answering one, through
+# ``messages.stream()``.
+async def test_an_openai_done_marker_after_message_stop_is_no_error(gated: Gated) -> None:
+    upstream, proxy = gated
+    done = b"data: [DONE]\n\n"
+    upstream.answers.extend([Scripted([messages_call_whole_in_start(), done]),
+                             Scripted([FINAL["/messages"], done])])
+    async with _anthropic(proxy) as client:
+        async with client.messages.stream(model="claude", max_tokens=50,
+                                          messages=USER) as s:
+            kinds = [e.type async for e in s]
+            final = await s.get_final_message()
+    assert len(upstream.received) == 2
+    assert [b.type for b in final.content] == ["text"] and final.content[0].text == "done"
+    assert "error" not in kinds and kinds[-1] == "message_stop", kinds
+    assert final.stop_reason == "end_turn"
+
+
+# -- 140: a second ``message_start`` of the same message ------------------------------------------
+# Gateways that duplicate the ``message_start`` frame (vercel/ai#18332, naming
+# maximhq/bifrost#4556 and BerriAI/litellm#32479): counted twice, or the first round's
+# tool call lost from the proxy's own reading.
+async def test_a_repeated_message_start_still_hides_the_memory_call(gated: Gated) -> None:
+    upstream, proxy = gated
+    start = message_start("msg_1")
+    upstream.answers.extend([
+        Scripted([start + messages_call_whole_in_start()]),
+        Scripted([message_start("msg_2") + FINAL["/messages"]])])
+    async with _anthropic(proxy) as client:
+        async with client.messages.stream(model="claude", max_tokens=50,
+                                          messages=USER) as s:
+            final = await s.get_final_message()
+    assert len(upstream.received) == 2, "the memory call was run"
+    assert [b.type for b in final.content] == ["text"] and final.content[0].text == "done"
+    assert final.usage.input_tokens == 10 and final.usage.output_tokens == 11, final.usage
+
+
+# -- 141: tool results and assistant turns written as content parts -------------------------------
+# OpenAI allows a ``tool`` message's ``content`` (and an assistant turn's beside its
+# ``tool_calls``) as an array of text parts; agent frameworks write them so. Relays read
+# only the string form and sent an empty result on (tingly-dev/tingly-box#1427,
+# InsForge/InsForge#1788) or dropped the assistant's text (CommandCodeAI/command-code#807).
+# The Responses analogue: a ``function_call_output`` whose ``output`` is a list of
+# ``input_text`` parts. Here the parts must reach the upstream as sent and be kept as
+# the evidence's text, so that memory search finds what the tool said.
+FACT = "the staging cluster runs on port 7443"
+SAID = "checking the cluster config first"
+_CALL = {"id": "call_1", "type": "function",
+         "function": {"name": "read_config", "arguments": "{}"}}
+_CLIENT_TOOL = {"type": "function", "function": {
+    "name": "read_config", "parameters": {"type": "object", "properties": {}}}}
+PARTS: dict[str, tuple[dict[str, Any], bytes]] = {
+    "/chat/completions": ({"model": "m", "tools": [_CLIENT_TOOL], "messages": [
+        {"role": "user", "content": "what port does staging use?"},
+        {"role": "assistant", "content": [{"type": "text", "text": SAID}],
+         "tool_calls": [_CALL]},
+        {"role": "tool", "tool_call_id": "call_1",
+         "content": [{"type": "text", "text": FACT}]}]},
+        orjson.dumps({"id": "c", "object": "chat.completion", "created": 1, "model": "m",
+                      "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                          "role": "assistant", "content": "7443"}}]})),
+    "/responses": ({"model": "m", "tools": [{"type": "function", "name": "read_config",
+                                             "parameters": {"type": "object"}}], "input": [
+        {"role": "user", "content": "what port does staging use?"},
+        {"type": "message", "role": "assistant", "content": [
+            {"type": "output_text", "text": SAID}]},
+        {"type": "function_call", "call_id": "call_1", "name": "read_config",
+         "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "call_1",
+         "output": [{"type": "input_text", "text": FACT}]}]},
+        orjson.dumps({"id": "resp_p", "object": "response", "status": "completed",
+                      "model": "m", "created_at": 1, "output": [{
+                          "type": "message", "id": "m1", "status": "completed",
+                          "role": "assistant", "content": [{
+                              "type": "output_text", "text": "7443", "annotations": []}]}],
+                      "usage": {"input_tokens": 3, "output_tokens": 1, "total_tokens": 4}})),
+    "/messages": ({"model": "claude", "max_tokens": 50, "tools": [{
+        "name": "read_config", "input_schema": {"type": "object"}}], "messages": [
+        {"role": "user", "content": "what port does staging use?"},
+        {"role": "assistant", "content": [
+            {"type": "text", "text": SAID},
+            {"type": "tool_use", "id": "toolu_1", "name": "read_config", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1",
+                                      "content": [{"type": "text", "text": FACT}]}]}]},
+        orjson.dumps({"id": "msg_p", "type": "message", "role": "assistant",
+                      "model": "claude", "content": [{"type": "text", "text": "7443"}],
+                      "stop_reason": "end_turn", "stop_sequence": None,
+                      "usage": {"input_tokens": 3, "output_tokens": 1}})),
+}
+
+
+@pytest.mark.parametrize("path", sorted(PARTS))
+async def test_tool_results_as_content_parts_are_kept_and_stored(
+        gated: Gated, path: str) -> None:
+    upstream, proxy = gated
+    body, answer = PARTS[path]
+    upstream.answers.append(Scripted([answer], headers=JSON))
+    status, _, _ = await post(proxy, path, body)
+    assert status == 200
+    await proxy.settle()
+    sent = upstream.received[0]["raw"]
+    assert orjson.dumps({"type": "text" if path != "/responses" else "input_text",
+                         "text": FACT}) in sent
+    texts = [r["text"] for r in store_sql(proxy.engine, "SELECT text FROM messages")]
+    assert any(FACT in t for t in texts), texts
+    assert any(SAID in t for t in texts), texts
+
+
+# -- 142: ids with a slash on pass-through paths --------------------------------------------------
+# ``GET /v1/models/{id}`` for ids such as ``mistralai/mistral-7b-instruct`` (OpenRouter
+# style) or the same with the slash percent-encoded answered 404 by the gateway
+# (BerriAI/litellm#37271), or the encoded slash decoded on the way.
+@pytest.mark.parametrize("model", ["mistralai/mistral-7b-instruct",
+                                   "mistralai%2Fmistral-7b-instruct",
+                                   "ft%3Agpt-4o%3Aacme%3A%3Aabc123"])
+async def test_a_model_id_with_a_slash_or_escapes_reaches_the_upstream_unchanged(
+        gated: Gated, model: str) -> None:
+    upstream, proxy = gated
+    upstream.answers.append(Scripted([b'{"id": "x", "object": "model"}'], headers=JSON))
+    async with aiohttp.ClientSession() as session:
+        url = URL(proxy.base_url + "/models/" + model + "?a=%2F&b=%3D", encoded=True)
+        async with session.get(url, headers=HEADERS) as resp:
+            assert resp.status == 200 and (await resp.json())["id"] == "x"
+    assert upstream.received[0]["raw_path_qs"] == "/v1/models/" + model + "?a=%2F&b=%3D"
