@@ -34,6 +34,7 @@ from tests.replay_helpers import (
     post,
 )
 from tests.replay_helpers import events as _events
+from tests.test_wire_replays_more5 import ANSWER_ITEM, MEMORY_ITEM, _resp_stream
 
 
 def _anthropic(proxy: Any) -> anthropic.AsyncAnthropic:
@@ -249,3 +250,165 @@ async def test_a_model_id_with_a_slash_or_escapes_reaches_the_upstream_unchanged
         async with session.get(url, headers=HEADERS) as resp:
             assert resp.status == 200 and (await resp.json())["id"] == "x"
     assert upstream.received[0]["raw_path_qs"] == "/v1/models/" + model + "?a=%2F&b=%3D"
+
+
+# -- 143: a ``response.completed`` whose ``output`` is empty (Codex backend) -----------------------
+# ChatGPT's Codex backend streams the output items in ``response.output_item.done`` and
+# ends with ``response.completed`` holding ``"output": []`` (NousResearch/hermes-agent#5689,
+# bytedance/deer-flow#1928, sipeed/picoclaw#2437: answers read as empty). Here the memory
+# call of the hidden round and the answer of the next are only in the item events.
+def _empty_completed(rid: str, item: dict[str, Any]) -> bytes:
+    stream = _resp_stream(rid, [(item, [])])
+    head, _, tail = stream.rpartition(b"event: response.completed\n")
+    done = orjson.loads(tail[len(b"data: "):].strip())
+    done["response"]["output"] = []
+    return head + ev("response.completed", done)
+
+
+async def test_items_only_in_their_done_events_still_hide_the_memory_call(
+        gated: Gated) -> None:
+    upstream, proxy = gated
+    upstream.answers.extend([Scripted([_empty_completed("resp_1", MEMORY_ITEM)]),
+                             Scripted([_empty_completed("resp_2", ANSWER_ITEM)])])
+    status, _, got = await post(proxy, "/responses", {"model": "m", "input": "hello there",
+                                                      "stream": True})
+    assert status == 200 and len(upstream.received) == 2, "the memory call was run"
+    assert b"memory_grep" not in got and b"resp_1" not in got
+    shown = _events(got)
+    assert shown[-1]["type"] == "response.completed"
+    # After a hidden round the terminal is restated with the items the client was shown.
+    assert [i["type"] for i in shown[-1]["response"]["output"]] == ["message"]
+    assert [e["item"]["type"] for e in shown if e["type"] == "response.output_item.done"] \
+        == ["message"]
+    second = upstream.received[1]["json"]["input"]
+    assert [i.get("type") for i in second[-2:]] == ["function_call", "function_call_output"]
+    await proxy.settle()
+    said = store_sql(proxy.engine, "SELECT text FROM messages WHERE msg_role = ?",
+                     ("assistant",))
+    assert any(r["text"] == "done" for r in said), [r["text"] for r in said]
+
+
+async def test_an_answer_only_in_its_done_events_is_relayed_and_stored(
+        gated: Gated) -> None:
+    upstream, proxy = gated
+    stream = _empty_completed("resp_2", ANSWER_ITEM)
+    upstream.answers.append(Scripted([stream]))
+    status, _, got = await post(proxy, "/responses", {"model": "m", "input": "hello there",
+                                                      "stream": True})
+    assert status == 200 and got == stream, "one round: the upstream's bytes"
+    await proxy.settle()
+    said = store_sql(proxy.engine, "SELECT text FROM messages WHERE msg_role = ?",
+                     ("assistant",))
+    assert [r["text"] for r in said] == ["done"]
+
+
+# -- 144: streamed tool calls without ``index`` ---------------------------------------------------
+# Gemini's OpenAI-compatible endpoint (and some local servers) leave ``index`` out of
+# ``delta.tool_calls[]`` (openai/openai-python#2806: the SDK's accumulator raised
+# "list indices must be integers or slices, not NoneType"; AstrBotDevs/AstrBot#6692:
+# arguments lost). Here a memory call so written, its arguments in a second fragment,
+# and a client's call so written, which must reach the client as the upstream wrote it.
+def _indexless(call_id: str, name: str, args: str) -> list[bytes]:
+    first = {"id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}
+    return [chunk({"role": "assistant", "content": None, "tool_calls": [first]}),
+            chunk({"tool_calls": [{"function": {"arguments": args}}]})]
+
+
+async def test_a_memory_call_without_index_is_run_and_hidden(gated: Gated) -> None:
+    upstream, proxy = gated
+    upstream.answers.extend([
+        Scripted([*_indexless("call_m", "memory_grep", "{\"query\": \"build flag\"}"),
+                  chunk({}, "tool_calls"), b"data: [DONE]\n\n"]),
+        Scripted([FINAL["/chat/completions"]])])
+    status, _, got = await post(proxy, "/chat/completions", {
+        "model": "m", "messages": USER, "stream": True})
+    assert status == 200 and len(upstream.received) == 2, "the memory call was run"
+    assert b"memory_grep" not in got and b"call_m" not in got
+    sent = upstream.received[1]["json"]["messages"]
+    calls = [m for m in sent if m.get("tool_calls")]
+    assert calls[-1]["tool_calls"][0]["function"] == {
+        "name": "memory_grep", "arguments": "{\"query\": \"build flag\"}"}
+    assert sent[-1]["role"] == "tool" and sent[-1]["tool_call_id"] == "call_m"
+
+
+async def test_a_client_call_without_index_reaches_the_client_as_written(
+        gated: Gated) -> None:
+    upstream, proxy = gated
+    pieces = [*_indexless("call_c", "read_config", "{\"path\": \"a\"}"),
+              chunk({}, "tool_calls"), b"data: [DONE]\n\n"]
+    upstream.answers.append(Scripted(pieces))
+    status, _, got = await post(proxy, "/chat/completions", {
+        "model": "m", "messages": USER, "stream": True, "tools": [_CLIENT_TOOL]})
+    assert status == 200 and len(upstream.received) == 1
+    assert got == b"".join(pieces)
+    await proxy.settle()
+    raw = [r["raw_json"] for r in store_sql(
+        proxy.engine, "SELECT raw_json FROM messages WHERE msg_role = ?", ("assistant",))]
+    assert len(raw) == 1 and orjson.loads(raw[0])["tool_calls"][0]["function"] == {
+        "name": "read_config", "arguments": "{\"path\": \"a\"}"}, raw
+
+
+# -- 145: cumulative usage on ``message_delta`` ----------------------------------------------------
+# The Messages API now writes ``input_tokens`` and the cache counts on the final
+# ``message_delta`` too (cumulative); the SDK's accumulator takes them over the ones of
+# ``message_start``. A proxy summing rounds only in ``message_start`` shows the client
+# the last round's input on the final message (BerriAI/litellm#20293 family: usage
+# rebuilt from one event). Here each round writes its counts on both events.
+def _cumulative(stream: bytes, cache_read: int) -> bytes:
+    """``stream`` with its ``message_delta`` usage carrying the input and cache counts."""
+    head, _, tail = stream.partition(b"event: message_delta\n")
+    line, _, rest = tail.partition(b"\n\n")
+    delta = orjson.loads(line[len(b"data: "):])
+    delta["usage"] = {"input_tokens": 5, "cache_read_input_tokens": cache_read,
+                      "cache_creation_input_tokens": 0, **delta["usage"]}
+    return head + ev("message_delta", delta) + rest
+
+
+async def test_cumulative_message_delta_usage_sums_every_round(gated: Gated) -> None:
+    upstream, proxy = gated
+    upstream.answers.extend([
+        Scripted([_cumulative(messages_call_whole_in_start(), 100)]),
+        Scripted([_cumulative(FINAL["/messages"], 40)])])
+    async with _anthropic(proxy) as client:
+        async with client.messages.stream(model="claude", max_tokens=50,
+                                          messages=USER) as s:
+            final = await s.get_final_message()
+    assert len(upstream.received) == 2 and final.content[0].type == "text"
+    usage = final.usage
+    assert (usage.input_tokens, usage.output_tokens, usage.cache_read_input_tokens) == (
+        10, 11, 140), usage
+
+
+# -- 146: Anthropic Message Batches ---------------------------------------------------------------
+# ``/v1/messages/batches`` (create, results as JSONL) sits under the Messages path:
+# a gateway matching the prefix ran it as a message (block and tools added, the batch
+# refused) or answered 404 (BerriAI/litellm#37201 family: batch paths answered by the
+# gateway). Here through the SDK: the request goes as sent, the results read back.
+async def test_message_batches_go_through_as_sent(gated: Gated) -> None:
+    upstream, proxy = gated
+    batch = {"id": "msgbatch_1", "type": "message_batch", "processing_status": "ended",
+             "request_counts": {"processing": 0, "succeeded": 1, "errored": 0,
+                                "canceled": 0, "expired": 0},
+             "created_at": "2026-01-01T00:00:00Z", "expires_at": "2026-01-02T00:00:00Z",
+             "ended_at": "2026-01-01T00:01:00Z", "cancel_initiated_at": None,
+             "archived_at": None,
+             "results_url": f"{proxy.base_url}/messages/batches/msgbatch_1/results"}
+    line = {"custom_id": "a", "result": {"type": "succeeded", "message": {
+        "id": "msg_b", "type": "message", "role": "assistant", "model": "claude",
+        "content": [{"type": "text", "text": "done"}], "stop_reason": "end_turn",
+        "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}}}
+    upstream.answers.extend([
+        Scripted([orjson.dumps(batch)], headers=JSON),
+        Scripted([orjson.dumps(batch)], headers=JSON),
+        Scripted([orjson.dumps(line) + b"\n"], headers={"Content-Type": "application/binary"})])
+    params: Any = [{"custom_id": "a", "params": {"model": "claude", "max_tokens": 5,
+                                                 "messages": USER}}]
+    async with _anthropic(proxy) as client:
+        made = await client.messages.batches.create(requests=params)
+        results = [r async for r in await client.messages.batches.results(made.id)]
+    assert made.id == "msgbatch_1"
+    assert results[0].result.type == "succeeded"
+    first = upstream.received[0]
+    assert first["path"] == "/v1/messages/batches"
+    assert first["json"] == {"requests": params}, "no block, no memory tools"
+    assert upstream.received[2]["path"] == "/v1/messages/batches/msgbatch_1/results"

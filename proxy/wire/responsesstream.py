@@ -323,9 +323,12 @@ class ResponsesStreamRound(StreamRound):
 
     # -- what the round produced ------------------------------------------------------
     def output(self) -> list[Any]:
-        """The round's output items, upstream order (the terminal's when it came)."""
-        if self.response is not None and isinstance(self.response.get("output"), list):
-            return list(self.response["output"])
+        """The round's output items, upstream order: the terminal's when it came and
+        holds as many as the stream's ``output_item.done`` events brought, else those
+        (ChatGPT's Codex backend ends with ``"output": []`` after streaming its items)."""
+        up = self.response.get("output") if self.response is not None else None
+        if isinstance(up, list) and len(up) >= len(self.items):
+            return list(up)
         return [self.items[i] for i in sorted(self.items)]
 
     def messages(self) -> list[dict[str, Any]]:
