@@ -412,3 +412,131 @@ async def test_message_batches_go_through_as_sent(gated: Gated) -> None:
     assert first["path"] == "/v1/messages/batches"
     assert first["json"] == {"requests": params}, "no block, no memory tools"
     assert upstream.received[2]["path"] == "/v1/messages/batches/msgbatch_1/results"
+
+
+# -- 147: Messages usage missing or null ----------------------------------------------------------
+# Anthropic-compatible endpoints (MiniMax's, Bedrock bridges) leave ``usage`` out of
+# ``message_start`` or ``message_delta``, or write ``null`` for a count
+# (earendil-works/pi#6567: "Cannot read properties of undefined (reading
+# 'input_tokens')"; karthink/gptel#1331: nil token fields crashed tool calls;
+# anthropics/anthropic-sdk-python#1820). Here such rounds around a hidden one.
+def _bare_usage(stream: bytes, *, start: Any, delta: Any) -> bytes:
+    """``stream`` with the usage of ``message_start`` and ``message_delta`` replaced
+    (``...`` leaves the key out)."""
+    out = []
+    for block in stream.split(b"\n\n"):
+        if not block:
+            continue
+        name, _, line = block.partition(b"\n")
+        obj = orjson.loads(line[len(b"data: "):])
+        if obj["type"] == "message_start":
+            obj["message"].pop("usage")
+            if start is not ...:
+                obj["message"]["usage"] = start
+        if obj["type"] == "message_delta":
+            obj.pop("usage")
+            if delta is not ...:
+                obj["usage"] = delta
+        out.append(ev(name[len(b"event: "):].decode(), obj))
+    return b"".join(out)
+
+
+async def test_missing_or_null_messages_usage_neither_breaks_nor_invents_counts(
+        gated: Gated) -> None:
+    upstream, proxy = gated
+    upstream.answers.extend([
+        Scripted([_bare_usage(messages_call_whole_in_start(), start=..., delta=...)]),
+        Scripted([_bare_usage(FINAL["/messages"],
+                              start={"input_tokens": 5, "output_tokens": 1,
+                                     "cache_read_input_tokens": None},
+                              delta={"output_tokens": 2, "input_tokens": None})])])
+    status, _, got = await post(proxy, "/messages", {
+        "model": "claude", "max_tokens": 50, "messages": USER, "stream": True})
+    assert status == 200 and len(upstream.received) == 2, "the memory call was run"
+    assert b"memory_grep" not in got
+    shown = _events(got)
+    text = "".join(e["delta"].get("text", "") for e in shown
+                   if e["type"] == "content_block_delta")
+    assert text == "done" and shown[-1]["type"] == "message_stop"
+    start = next(e for e in shown if e["type"] == "message_start")["message"]["usage"]
+    delta = next(e for e in shown if e["type"] == "message_delta")["usage"]
+    assert start["input_tokens"] == 5 and start.get("cache_read_input_tokens") is None, start
+    # A hidden round without counts adds none; the restated delta may state the total.
+    assert delta["output_tokens"] == 2 and delta.get("input_tokens") in (None, 5), delta
+
+
+# -- 148: a memory call's fragments in the shapes OpenAI-compatible servers write -----------------
+# The name split like the arguments ("memory_" + "grep": continuedev/continue#5849 for
+# Gemini, ankit373/hydra#957); no ``type`` on the fragments (Azure AI Foundry, Mistral:
+# vercel/ai#12901); continuations restating ``"id": null, "type": null, "name": null``
+# (anomalyco/opencode#43328) or ``"name": ""`` (bitrouter/bitrouter#552); the name only in
+# a later fragment than the id and the first arguments (vercel/ai#14760). A reader that
+# decides on the first fragment's name shows the call, or runs one named wrongly.
+ARGS = ("{\"query\": ", "\"build flag\"}")
+
+
+def _fragments(shape: str) -> list[dict[str, Any]]:
+    """The ``tool_calls`` entries of a memory call streamed as ``shape``."""
+    head = {"index": 0, "id": "call_m", "type": "function"}
+    if shape == "split-name":
+        return [{**head, "function": {"name": "memory_", "arguments": ""}},
+                {"index": 0, "function": {"name": "grep", "arguments": ARGS[0]}},
+                {"index": 0, "function": {"arguments": ARGS[1]}}]
+    if shape == "no-type":
+        return [{"index": 0, "id": "call_m", "function": {"name": "memory_grep",
+                                                         "arguments": ARGS[0]}},
+                {"index": 0, "function": {"arguments": ARGS[1]}}]
+    if shape == "null-continuation":
+        return [{**head, "function": {"name": "memory_grep", "arguments": ""}},
+                *({"index": 0, "id": None, "type": None,
+                   "function": {"name": None, "arguments": a}} for a in ARGS)]
+    if shape == "empty-name-continuation":
+        return [{**head, "function": {"name": "memory_grep", "arguments": ""}},
+                *({"index": 0, "function": {"name": "", "arguments": a}} for a in ARGS)]
+    assert shape == "name-later"
+    return [{**head, "function": {"arguments": ARGS[0]}},
+            {"index": 0, "function": {"name": "memory_grep", "arguments": ARGS[1]}}]
+
+
+@pytest.mark.parametrize("shape", ["split-name", "no-type", "null-continuation",
+                                   "empty-name-continuation", "name-later"])
+async def test_a_memory_call_in_loose_fragments_is_run_and_hidden(
+        gated: Gated, shape: str) -> None:
+    upstream, proxy = gated
+    pieces = [chunk({"role": "assistant", "content": None}),
+              *(chunk({"tool_calls": [f]}) for f in _fragments(shape)),
+              chunk({}, "tool_calls"), b"data: [DONE]\n\n"]
+    upstream.answers.extend([Scripted(pieces), Scripted([FINAL["/chat/completions"]])])
+    status, _, got = await post(proxy, "/chat/completions", {
+        "model": "m", "messages": USER, "stream": True})
+    assert status == 200 and len(upstream.received) == 2, "the memory call was run"
+    assert b"memory_" not in got and b"call_m" not in got, got.decode()
+    assert "".join(c["choices"][0]["delta"].get("content") or ""
+                   for c in _events(got) if c.get("choices")) == "done"
+    sent = upstream.received[1]["json"]["messages"]
+    call = [m for m in sent if m.get("tool_calls")][-1]["tool_calls"][0]
+    assert call["function"] == {"name": "memory_grep", "arguments": "".join(ARGS)}, call
+    assert call["id"] == "call_m" and call.get("type") == "function"
+    assert sent[-1]["role"] == "tool" and sent[-1]["tool_call_id"] == "call_m"
+    assert "build flag" in sent[-1]["content"] or sent[-1]["content"]
+
+
+async def test_a_client_call_named_late_reaches_the_client_whole(gated: Gated) -> None:
+    """The client's own call in the ``name-later`` shape: held until its name comes,
+    then relayed in order, so the SDK's accumulator builds the call the upstream sent."""
+    upstream, proxy = gated
+    upstream.answers.append(Scripted([
+        chunk({"role": "assistant", "content": None}),
+        chunk({"tool_calls": [{"index": 0, "id": "call_c", "type": "function",
+                               "function": {"arguments": "{\"path\": "}}]}),
+        chunk({"tool_calls": [{"index": 0, "function": {"name": "read_config",
+                                                         "arguments": "\"a\"}"}}]}),
+        chunk({}, "tool_calls"), b"data: [DONE]\n\n"]))
+    async with _openai(proxy) as client:
+        async with client.chat.completions.stream(model="m", messages=USER,
+                                                  tools=[_CLIENT_TOOL]) as s:
+            final = await s.get_final_completion()
+    assert len(upstream.received) == 1
+    calls = final.choices[0].message.tool_calls or []
+    assert [(c.id, c.function.name, c.function.arguments) for c in calls] == [
+        ("call_c", "read_config", "{\"path\": \"a\"}")]

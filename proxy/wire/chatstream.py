@@ -252,8 +252,12 @@ class ChatStreamRound:
         if slot["ours"] is not None:
             return
         name = slot["name"]
-        if not name or not any(n.startswith(name) for n in self.names):
-            # A call's first fragment carries its name; one without is never ours.
+        if not name:
+            # OpenAI's first fragment carries the name; some servers send it after the
+            # id and the first arguments: held until it comes, the client's if none does.
+            if final:
+                slot["ours"] = False
+        elif not any(n.startswith(name) for n in self.names):
             slot["ours"] = False
         elif name in self.names and (final or slot["args_started"]):
             slot["ours"] = True
