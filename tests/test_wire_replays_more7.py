@@ -540,3 +540,137 @@ async def test_a_client_call_named_late_reaches_the_client_whole(gated: Gated) -
     calls = final.choices[0].message.tool_calls or []
     assert [(c.id, c.function.name, c.function.arguments) for c in calls] == [
         ("call_c", "read_config", "{\"path\": \"a\"}")]
+
+
+# -- 149: a Responses function call named only when it is done -----------------------------------
+# Row 148's Responses analogue: servers bridging Chat streams to Responses open the
+# ``function_call`` item before the name is known (``"name": ""`` or none in
+# ``response.output_item.added``) and name it in ``output_item.done``
+# (bitrouter/bitrouter#552: one call fragmented into items without names).
+@pytest.mark.parametrize("added_name", ["", None])
+async def test_a_responses_call_named_when_done_is_run_and_hidden(
+        gated: Gated, added_name: str | None) -> None:
+    upstream, proxy = gated
+    done = dict(MEMORY_ITEM, arguments="".join(ARGS))
+    added: dict[str, Any] = {k: v for k, v in done.items() if k != "name"}
+    added.update(arguments="", status="in_progress")
+    if added_name is not None:
+        added["name"] = added_name
+    stream = _resp_stream("resp_1", [(done, [
+        ("response.function_call_arguments.delta", {"delta": a}) for a in ARGS])])
+    stream = stream.replace(orjson.dumps(dict(done, status="in_progress")),
+                            orjson.dumps(added), 1)
+    assert orjson.dumps(added) in stream
+    upstream.answers.extend([Scripted([stream]), Scripted([FINAL["/responses"]])])
+    status, _, got = await post(proxy, "/responses", {"model": "m", "input": "hello there",
+                                                      "stream": True})
+    assert status == 200 and len(upstream.received) == 2, "the memory call was run"
+    assert b"call_m" not in got and b"fc_1" not in got, got.decode()
+    second = upstream.received[1]["json"]["input"]
+    assert [(i.get("type"), i.get("name")) for i in second[-2:]] == [
+        ("function_call", "memory_grep"), ("function_call_output", None)]
+
+
+async def test_a_responses_client_call_named_when_done_reaches_the_client_as_sent(
+        gated: Gated) -> None:
+    """The client's own call in that shape: held until its ``output_item.done``
+    names it, then relayed as the upstream wrote it."""
+    upstream, proxy = gated
+    done = {"type": "function_call", "id": "fc_c", "call_id": "call_c",
+            "name": "read_config", "arguments": "{}", "status": "completed"}
+    added = dict(done, name="", arguments="", status="in_progress")
+    stream = _resp_stream("resp_c", [(done, [
+        ("response.function_call_arguments.delta", {"delta": "{}"})])])
+    stream = stream.replace(orjson.dumps(dict(done, status="in_progress")),
+                            orjson.dumps(added), 1)
+    upstream.answers.append(Scripted([stream]))
+    status, _, got = await post(proxy, "/responses", {
+        "model": "m", "input": "hello there", "stream": True,
+        "tools": [{"type": "function", "name": "read_config",
+                   "parameters": {"type": "object"}}]})
+    assert status == 200 and len(upstream.received) == 1
+    assert got == stream
+
+
+# -- 150: a tool-call finish without a call ------------------------------------------------------
+# Providers end a turn with ``finish_reason: "tool_calls"`` and ``tool_calls: []`` or none
+# (Copilot's Claude models: NousResearch/hermes-agent#75926), or ``stop_reason:
+# "tool_use"`` with no ``tool_use`` block (mastra-ai/mastra#14187); loops that go on by
+# the finish reason ask again forever (Kilo-Org/kilocode#7773, open-webui#23095). Here
+# the proxy's loop must end after one round and hand the answer on as sent.
+_PREAMBLE = "I'll read the brief file first."
+EMPTY_CALLS: dict[str, tuple[str, dict[str, Any], bytes, dict[str, str] | None]] = {
+    "chat-plain": ("/chat/completions", {"model": "m", "messages": USER}, orjson.dumps({
+        "id": "c", "object": "chat.completion", "created": 1, "model": "m",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": _PREAMBLE, "tool_calls": []}}]}), JSON),
+    "chat-stream": ("/chat/completions", {"model": "m", "messages": USER, "stream": True},
+                    chunk({"role": "assistant", "content": _PREAMBLE})
+                    + chunk({"tool_calls": []}) + chunk({}, "tool_calls")
+                    + b"data: [DONE]\n\n", None),
+    "messages-plain": ("/messages", {"model": "claude", "max_tokens": 50, "messages": USER},
+                       orjson.dumps({"id": "msg_e", "type": "message", "role": "assistant",
+                                     "model": "claude", "content": [],
+                                     "stop_reason": "tool_use", "stop_sequence": None,
+                                     "usage": {"input_tokens": 3, "output_tokens": 1}}),
+                       JSON),
+    "messages-stream": ("/messages", {"model": "claude", "max_tokens": 50, "messages": USER,
+                                      "stream": True},
+                        message_start("msg_e") + ev("message_delta", {
+                            "type": "message_delta", "delta": {
+                                "stop_reason": "tool_use", "stop_sequence": None},
+                            "usage": {"output_tokens": 1}})
+                        + ev("message_stop", {"type": "message_stop"}), None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EMPTY_CALLS))
+async def test_a_tool_call_finish_without_a_call_ends_the_loop_as_sent(
+        gated: Gated, case: str) -> None:
+    upstream, proxy = gated
+    path, body, answer, headers = EMPTY_CALLS[case]
+    upstream.answers.append(Scripted([answer], **({"headers": headers} if headers else {})))
+    upstream.answers.append(Scripted([answer], **({"headers": headers} if headers else {})))
+    status, _, got = await post(proxy, path, body)
+    assert status == 200 and len(upstream.received) == 1, "no round after it"
+    if body.get("stream"):
+        assert _events(got) == _events(answer)
+    else:
+        assert orjson.loads(got) == orjson.loads(answer)
+
+
+# -- 151: a Messages call without arguments ------------------------------------------------------
+# For a tool that takes no input the API writes ``"input": {}`` in ``content_block_start``
+# and one ``input_json_delta`` whose ``partial_json`` is ``""`` (or no delta at all);
+# accumulators parsed ``""`` and failed (anthropics/anthropic-sdk-java#295,
+# rchern/pi-claude-cli#37: "root: must be object"). Here a memory tool without
+# arguments so streamed: run, hidden, and sent back with ``input: {}``.
+@pytest.mark.parametrize("empty_delta", [True, False])
+async def test_a_messages_call_without_arguments_is_run_with_an_empty_input(
+        gated: Gated, empty_delta: bool) -> None:
+    upstream, proxy = gated
+    use = {"type": "tool_use", "id": "toolu_s", "name": "view_chat_history_summary",
+           "input": {}}
+    deltas = [block_event("content_block_delta", 0, delta={
+        "type": "input_json_delta", "partial_json": ""})] if empty_delta else []
+    upstream.answers.extend([
+        Scripted([message_start("msg_1"), block_event("content_block_start", 0,
+                                                      content_block=use),
+                  *deltas, block_event("content_block_stop", 0),
+                  ev("message_delta", {"type": "message_delta", "delta": {
+                      "stop_reason": "tool_use", "stop_sequence": None},
+                      "usage": {"output_tokens": 3}}),
+                  ev("message_stop", {"type": "message_stop"})]),
+        Scripted([FINAL["/messages"]])])
+    async with _anthropic(proxy) as client:
+        async with client.messages.stream(model="claude", max_tokens=50,
+                                          messages=USER) as s:
+            final = await s.get_final_message()
+    assert len(upstream.received) == 2, "the memory call was run"
+    assert [b.type for b in final.content] == ["text"]
+    turns = upstream.received[1]["json"]["messages"]
+    sent_use = [b for b in turns[-2]["content"] if b["type"] == "tool_use"]
+    assert sent_use == [use]
+    result = [b for b in turns[-1]["content"] if b["type"] == "tool_result"]
+    assert result and result[0]["tool_use_id"] == "toolu_s"
+    assert not result[0].get("is_error"), result
