@@ -2,8 +2,9 @@
 
 :class:`ChatStreamRound` reads one upstream SSE stream (any split of its bytes) and
 decides, block by block, what the client gets: a block that needs no change is
-relayed as its exact bytes; a memory tool call (one of ``names``) is swallowed;
-a client tool call is re-indexed from ``client_offset``; the finish chunk, the
+relayed as its exact bytes; a memory tool call (one of ``names``) is swallowed
+(a call's fragments are held until its name is known: some servers name it after
+its first arguments); a client tool call is re-indexed from ``client_offset``; the finish chunk, the
 usage chunk and ``[DONE]`` are held in :attr:`tail` for the loop, which alone
 knows whether the round ends the answer. Nothing here touches a socket, so every
 case is tested from byte scripts (tests/test_chatstream.py).

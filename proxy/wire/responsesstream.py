@@ -29,6 +29,8 @@ by block, what the client gets:
 - a ``function_call`` item whose name is a memory tool (its name comes whole in
   ``response.output_item.added``) is hidden with every event of its
   ``output_index`` (``function_call_arguments.delta``/``done``, ``output_item.done``);
+  one added without a name (bridges from Chat streams name it when done) has its
+  events held until its ``output_item.done`` or the terminal event names it;
 - every other item gets the next client ``output_index``, and every event sent
   the next client ``sequence_number``, counted from the upstream's first (none
   when the upstream numbers none; an event left unchanged is relayed as its exact
