@@ -1,6 +1,8 @@
 """Replays of failure kinds, rows 137 on of docs/evaluation/wire_replays.md: null and
-missing fields in streamed chunks, an OpenAI-style end marker in an Anthropic stream,
-tool results written as content parts, ids with slashes on pass-through paths. The
+missing fields in streamed chunks and usage, an OpenAI-style end marker in an Anthropic
+stream, tool results written as content parts, ids with slashes on pass-through paths,
+Codex's empty terminal output, tool calls streamed in other servers' shapes (no index,
+no type, the name split or late), a tool-call finish without a call. The
 proxy on its memory path (the memory tools offered), a loopback upstream writing each
 API's real bytes, the real SDKs or aiohttp's client."""
 
@@ -674,3 +676,58 @@ async def test_a_messages_call_without_arguments_is_run_with_an_empty_input(
     result = [b for b in turns[-1]["content"] if b["type"] == "tool_result"]
     assert result and result[0]["tool_use_id"] == "toolu_s"
     assert not result[0].get("is_error"), result
+
+
+# -- 152: a whole Chat answer's tool call without ``type`` ---------------------------------------
+# Row 148's ``no-type`` shape in a whole answer: Azure AI Foundry and Mistral write
+# ``tool_calls`` entries without ``"type": "function"`` (vercel/ai#12901: "Expected
+# 'function' type"). Here a memory call so written, then a client's.
+async def test_a_whole_answers_call_without_type_is_run_and_hidden(gated: Gated) -> None:
+    upstream, proxy = gated
+
+    def whole(call: dict[str, Any] | None) -> bytes:
+        msg: dict[str, Any] = {"role": "assistant", "content": "done" if call is None
+                               else None}
+        if call is not None:
+            msg["tool_calls"] = [call]
+        return orjson.dumps({"id": "c", "object": "chat.completion", "created": 1,
+                             "model": "m", "choices": [{
+                                 "index": 0, "message": msg,
+                                 "finish_reason": "stop" if call is None else "tool_calls"}]})
+
+    memory = {"id": "call_m", "function": {"name": "memory_grep",
+                                           "arguments": "{\"query\": \"build flag\"}"}}
+    client_call = {"id": "call_c", "function": {"name": "read_config", "arguments": "{}"}}
+    upstream.answers.extend([Scripted([whole(memory)], headers=JSON),
+                             Scripted([whole(client_call)], headers=JSON)])
+    status, _, got = await post(proxy, "/chat/completions", {
+        "model": "m", "messages": USER, "tools": [_CLIENT_TOOL]})
+    assert status == 200 and len(upstream.received) == 2, "the memory call was run"
+    shown = orjson.loads(got)["choices"][0]["message"]
+    assert shown["tool_calls"] == [client_call], shown
+    sent = upstream.received[1]["json"]["messages"]
+    assert sent[-1]["role"] == "tool" and sent[-1]["tool_call_id"] == "call_m"
+
+
+async def test_a_whole_answer_after_a_round_with_null_usage_keeps_its_own(
+        gated: Gated) -> None:
+    """Row 137 in whole answers: the hidden round says ``"usage": null`` (servers
+    that count nothing); the answer's usage is then its own, not lost or zeroed."""
+    upstream, proxy = gated
+    call = {"id": "call_m", "type": "function", "function": {
+        "name": "memory_grep", "arguments": "{\"query\": \"build flag\"}"}}
+    first = {"id": "c1", "object": "chat.completion", "created": 1, "model": "m",
+             "usage": None, "choices": [{"index": 0, "finish_reason": "tool_calls",
+                                         "message": {"role": "assistant", "content": None,
+                                                     "tool_calls": [call]}}]}
+    second = {"id": "c2", "object": "chat.completion", "created": 1, "model": "m",
+              "usage": _usage(20, 2), "choices": [{"index": 0, "finish_reason": "stop",
+                                                  "message": {"role": "assistant",
+                                                              "content": "done"}}]}
+    upstream.answers.extend([Scripted([orjson.dumps(first)], headers=JSON),
+                             Scripted([orjson.dumps(second)], headers=JSON)])
+    async with _openai(proxy) as client:
+        got = await client.chat.completions.create(model="m", messages=USER)
+    assert len(upstream.received) == 2 and got.choices[0].message.content == "done"
+    assert got.usage is not None and (got.usage.prompt_tokens, got.usage.completion_tokens,
+                                      got.usage.total_tokens) == (20, 2, 22)
