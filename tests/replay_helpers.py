@@ -79,7 +79,8 @@ class GatedUpstream:
             value = orjson.loads(raw) if raw else None
         except orjson.JSONDecodeError:  # an upload, or a body the test sent as it is
             value = None
-        self.received.append({"path": request.path, "path_qs": request.path_qs, "raw": raw,
+        self.received.append({"path": request.path, "path_qs": request.path_qs,
+                              "raw_path_qs": request.raw_path, "raw": raw,
                               "json": value, "headers": dict(request.headers)})
         answer = self.answers.popleft()
         resp = web.StreamResponse(status=answer.status, headers=answer.headers)

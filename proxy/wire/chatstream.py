@@ -2,8 +2,9 @@
 
 :class:`ChatStreamRound` reads one upstream SSE stream (any split of its bytes) and
 decides, block by block, what the client gets: a block that needs no change is
-relayed as its exact bytes; a memory tool call (one of ``names``) is swallowed;
-a client tool call is re-indexed from ``client_offset``; the finish chunk, the
+relayed as its exact bytes; a memory tool call (one of ``names``) is swallowed
+(a call's fragments are held until its name is known: some servers name it after
+its first arguments); a client tool call is re-indexed from ``client_offset``; the finish chunk, the
 usage chunk and ``[DONE]`` are held in :attr:`tail` for the loop, which alone
 knows whether the round ends the answer. Nothing here touches a socket, so every
 case is tested from byte scripts (tests/test_chatstream.py).
@@ -252,8 +253,12 @@ class ChatStreamRound:
         if slot["ours"] is not None:
             return
         name = slot["name"]
-        if not name or not any(n.startswith(name) for n in self.names):
-            # A call's first fragment carries its name; one without is never ours.
+        if not name:
+            # OpenAI's first fragment carries the name; some servers send it after the
+            # id and the first arguments: held until it comes, the client's if none does.
+            if final:
+                slot["ours"] = False
+        elif not any(n.startswith(name) for n in self.names):
             slot["ours"] = False
         elif name in self.names and (final or slot["args_started"]):
             slot["ours"] = True

@@ -29,6 +29,8 @@ by block, what the client gets:
 - a ``function_call`` item whose name is a memory tool (its name comes whole in
   ``response.output_item.added``) is hidden with every event of its
   ``output_index`` (``function_call_arguments.delta``/``done``, ``output_item.done``);
+  one added without a name (bridges from Chat streams name it when done) has its
+  events held until its ``output_item.done`` or the terminal event names it;
 - every other item gets the next client ``output_index``, and every event sent
   the next client ``sequence_number``, counted from the upstream's first (none
   when the upstream numbers none; an event left unchanged is relayed as its exact
@@ -177,6 +179,9 @@ class ResponsesStreamRound(StreamRound):
         self.held_idx: set[int] = set()
         self.blank_idx: set[int] = set()
         """Held ``message`` items whose text is empty or whitespace so far."""
+        self.unnamed: dict[int, list[tuple[dict[str, Any], bytes]]] = {}
+        """Events of ``function_call`` items opened without a name (bridges of Chat
+        streams name them in ``output_item.done``), held until the name tells whose."""
 
     # -- bytes in, bytes out ----------------------------------------------------------
     def feed(self, data: bytes) -> bytes:
@@ -186,9 +191,10 @@ class ResponsesStreamRound(StreamRound):
         return self._process(self.splitter.close())
 
     def pending(self) -> bytes:
-        """The held reasoning events (an answer cut off shows them), then the bytes of
-        an unfinished event."""
-        return self.release() + self.splitter.pending()
+        """The held reasoning events (an answer cut off shows them), the events of
+        calls still unnamed (the client's, as no name made them ours), then the bytes
+        of an unfinished event."""
+        return self.release() + self._settle_unnamed(None) + self.splitter.pending()
 
     def holds(self) -> bool:
         return bool(self.held)
@@ -264,6 +270,7 @@ class ResponsesStreamRound(StreamRound):
             if kind in TERMINAL_EVENTS:
                 response = obj.get("response")
                 self.response = response if isinstance(response, dict) else None
+                out += self._settle_unnamed(self.response)
                 self.terminal = obj
                 self.tail.append(("terminal", raw))
                 self.holding = True
@@ -279,6 +286,9 @@ class ResponsesStreamRound(StreamRound):
                     if (isinstance(item, dict) and item.get("type") == "function_call"
                             and item.get("name") in self.names):
                         self.hidden.add(idx)
+                    elif (isinstance(item, dict) and item.get("type") == "function_call"
+                            and not item.get("name")):
+                        self.unnamed[idx] = []
                     elif not self.shown and self._held_kind(item):
                         self.held_idx.add(idx)
                     elif not self.shown and _blank_message(item):
@@ -286,6 +296,11 @@ class ResponsesStreamRound(StreamRound):
                         self.blank_idx.add(idx)
                 if kind == "response.output_item.done":
                     self.items[idx] = item
+                if idx in self.unnamed:
+                    self.unnamed[idx].append((obj, raw))
+                    if kind == "response.output_item.done":
+                        out += self._settle_one(idx, item)
+                    continue
                 if idx in self.hidden:
                     continue
                 if idx in self.blank_idx and _has_text(obj):
@@ -299,6 +314,28 @@ class ResponsesStreamRound(StreamRound):
             if kind == "error":
                 self.error = obj
             out += self.release() + self._show() + self.state.stamp(obj, raw)  # others
+        return out
+
+    def _settle_one(self, idx: int, item: Any) -> bytes:
+        """Decide the unnamed call at ``idx`` by ``item``'s name: a memory call is
+        hidden (its held events dropped), any other goes out with its held events."""
+        held = self.unnamed.pop(idx)
+        if isinstance(item, dict) and item.get("name") in self.names:
+            self.hidden.add(idx)
+            return b""
+        out = self.release()
+        for obj, raw in held:
+            out += self._item_event(obj, raw)
+        return out
+
+    def _settle_unnamed(self, response: dict[str, Any] | None) -> bytes:
+        """Decide the calls still unnamed by the terminal ``response``'s items at
+        their indexes (none: the client's)."""
+        up = response.get("output") if response is not None else None
+        out = b""
+        for idx in sorted(self.unnamed):
+            item = up[idx] if isinstance(up, list) and idx < len(up) else None
+            out += self._settle_one(idx, item)
         return out
 
     def _held_kind(self, item: Any) -> bool:
@@ -323,9 +360,12 @@ class ResponsesStreamRound(StreamRound):
 
     # -- what the round produced ------------------------------------------------------
     def output(self) -> list[Any]:
-        """The round's output items, upstream order (the terminal's when it came)."""
-        if self.response is not None and isinstance(self.response.get("output"), list):
-            return list(self.response["output"])
+        """The round's output items, upstream order: the terminal's when it came and
+        holds as many as the stream's ``output_item.done`` events brought, else those
+        (ChatGPT's Codex backend ends with ``"output": []`` after streaming its items)."""
+        up = self.response.get("output") if self.response is not None else None
+        if isinstance(up, list) and len(up) >= len(self.items):
+            return list(up)
         return [self.items[i] for i in sorted(self.items)]
 
     def messages(self) -> list[dict[str, Any]]:
