@@ -40,6 +40,7 @@ from typing import Protocol
 
 from memory_core.extraction import (
     asked_rule,
+    contractions,
     contrast,
     dated,
     denial,
@@ -583,6 +584,31 @@ def extract(text: str, *, speaker: str = "user") -> list[Extracted]:
     """
     if speaker not in ("user", "assistant") or not text or not text.strip():
         return []
+    restored, added = contractions.restore(text)
+    if added:  # "i dont like coffee": read as "i don't …", quoted as typed
+        return _as_typed(_extract(restored, speaker), restored, added)
+    return _extract(text, speaker)
+
+
+def _as_typed(items: list[Extracted], restored: str, added: frozenset[int]
+              ) -> list[Extracted]:
+    """``items`` read from ``restored`` (:func:`contractions.restore`), their quoted
+    strings as the user typed them."""
+    out: list[Extracted] = []
+    cursor = 0
+    for item in items:
+        pieces = []
+        for piece in item.text.split(ELISION):
+            typed, cursor = contractions.original(piece, restored, added, cursor)
+            pieces.append(typed)
+        fields = {name: contractions.original(value, restored, added)[0]
+                  for name in ("value_text", "condition", "replaces", "replacement")
+                  if isinstance(value := getattr(item, name), str)}
+        out.append(replace(item, text=ELISION.join(pieces), **fields))
+    return out
+
+
+def _extract(text: str, speaker: str) -> list[Extracted]:
     message = _Message(text, speaker)
     if speaker == "user" and opt_out.opted_out(message.scan):
         # "Don't remember this, but …": the user keeps it out of memory. Read on the
