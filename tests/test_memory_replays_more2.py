@@ -68,3 +68,31 @@ async def test_casual_typing_supersedes_the_statement_in_another_block(
     assert "] im living in Lisbon now" in block, block
     assert "] I like jazz." not in block and "] I live in Porto." not in block, block
 
+
+# -- 200: a complaint about the assistant read as a standing order ("you never remember") -----
+@pytest.mark.parametrize("text", [
+    "you never remember ANYTHING", "You always forget my name, this is annoying.",
+    "You never listen.", "You always do this.", "You always mess up the imports!",
+])
+def test_a_complaint_about_the_assistant_is_no_order(text: str) -> None:
+    # before: each a constraint ("never remember anything" a prohibition in every block)
+    assert all(i.kind != "constraint" for i in extract(text)), extract(text)
+
+
+@pytest.mark.parametrize("text, negated", [
+    ("You never use semicolons in this repo.", True),  # a norm stated of "you"
+    ("Never forget to run the linter.", False), ("You must never forget the changelog.", True),
+    ("Please always remember to add tests.", False),
+])
+def test_an_order_about_remembering_or_a_norm_stays_an_order(text: str, negated: bool) -> None:
+    assert [(i.kind, i.negated) for i in extract(text)] == [("constraint", negated)]
+
+
+async def test_a_complaint_never_reaches_another_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [
+        ("rant", "you never remember ANYTHING"), ("name", "My name is Priya.")],
+        "What is my name?")
+    assert "] My name is Priya." in block, block
+    assert "never remember" not in block, block
+

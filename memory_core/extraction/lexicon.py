@@ -790,8 +790,14 @@ _PAST = (r"\s(?:(?:just|recently|finally|first|once|briefly|ever|really|actually
          r"|was|were)\b")
 """A past verb, perhaps after an adverb ("just moved", "only ever shipped"): "we only
 …" or "we never …" before it tells what happened."""
+_FAILING = (r"(?:remember|forget|forgets|listen|understand|learn|notice|ignore|miss|mess"
+            r"|screw|hallucinate|confuse|mix|lose|get\s(?:it|this|that|anything|things|my|me)"
+            r"|pay\sattention|read\s(?:what|my)|do\s(?:this|that|it|what)|make\s(?:the\ssame|mistakes))")
+"""What the one spoken to does wrong or fails to keep: "you never remember anything",
+"you always forget my name", "you always do this" is a complaint, no rule."""
 EN_TEAM_NORM = Lead(en(
-    r"^(?:we|you)\s(?:(?:always|don't|do\snot"
+    r"^(?!you\s(?:(?:always|never|keep)\s)" + _FAILING + r"\b)"
+    r"(?:we|you)\s(?:(?:always|don't|do\snot"
     r"|only(?!\s(?:have|has|need|needs|want|wants|know|knows|get|gets)\b)(?!" + _PAST + r")"
     r"|never(?!" + _PAST + r"))\s"
     r"|(?:(?:must|should|shall)\s(?:(?:also|definitely|really|still)\s)?(?:always|never|not)"
