@@ -96,3 +96,77 @@ async def test_a_complaint_never_reaches_another_block(
     assert "] My name is Priya." in block, block
     assert "never remember" not in block, block
 
+
+# -- 201: a fact about another named thing taken for a rewording ("Project Beta uses …") ------
+@pytest.mark.parametrize("first, second", [
+    ("Project Alpha uses PostgreSQL for persistent storage.",
+     "Project Beta uses PostgreSQL for persistent storage."),
+    ("The Berlin office uses Slack for team chat.", "The Madrid office uses Slack for team chat."),
+    ("The Billing service runs on Kubernetes in Frankfurt.",
+     "The Search service runs on Kubernetes in Frankfurt."),
+])
+def test_the_same_words_about_another_name_are_a_second_fact(
+        engine: Engine, first: str, second: str) -> None:
+    # before: the second was taken for a rewording of the first and stored as nothing
+    put(engine, first)
+    put(engine, second)
+    assert _active(engine) == [first, second]
+
+
+def test_a_rewording_that_names_the_same_things_is_still_one_item(engine: Engine) -> None:
+    put(engine, "Project Alpha uses PostgreSQL for persistent storage.")
+    put(engine, "For persistent storage, Project Alpha uses PostgreSQL.")
+    assert _active(engine) == ["Project Alpha uses PostgreSQL for persistent storage."]
+
+
+async def test_facts_about_two_projects_both_reach_another_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [
+        ("a", "Project Alpha uses PostgreSQL for persistent storage."),
+        ("b", "Project Beta uses PostgreSQL for persistent storage.")],
+        "Which database does Project Beta use?")
+    assert "] Project Beta uses PostgreSQL for persistent storage." in block, block
+
+
+# -- 202: a correction revises an unrelated fact (probed OK) ----------------------------------
+def test_a_correction_leaves_an_unrelated_fact_current(engine: Engine) -> None:
+    put(engine, "My dentist is Dr. Lee.")
+    put(engine, "Actually, my gym is on Main Street.")
+    assert _active(engine) == ["My dentist is Dr. Lee.", "Actually, my gym is on Main Street."]
+
+
+# -- 203: forgetting one fact forgets every fact about its subject (probed OK) -----------------
+def test_forgetting_one_fact_keeps_the_others_about_the_same_person(engine: Engine) -> None:
+    for text in ("My sister lives in Oslo.", "My sister is a nurse.",
+                 "Forget that my sister lives in Oslo."):
+        put(engine, text)
+    assert _active(engine) == ["My sister is a nurse."]
+
+
+# -- 204, 205: "whenever" read as "never"; "you don't need to …" read as "need to …" (OK) -------
+@pytest.mark.parametrize("text, negated", [
+    ("Whenever I paste a stack trace, explain the root cause first.", False),
+    ("You don't need to constantly tell me about the tests.", True),
+    ("No need to explain the basics every time.", True),
+])
+def test_a_rule_keeps_its_polarity(text: str, negated: bool) -> None:
+    assert [(i.kind, i.negated, i.text) for i in extract(text)] == [
+        ("constraint", negated, text)]
+
+
+# -- 206: "Can you remember that?" after a statement (probed OK) -------------------------------
+async def test_remember_that_adds_no_item_and_the_statement_reaches_another_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [
+        ("a", "I don't like aubergines."), ("a", "Can you remember that?")],
+        "What vegetables should I avoid in the curry?")
+    assert "- I don't like aubergines." in block.split("[User Preferences]", 1)[1], block
+    assert [r["text"] for r in rows(proxy.engine) if r["kind"] != "question"] == [
+        "I don't like aubergines."]
+
+
+# -- 207: a tool switched for a job leaves both current (probed OK) ----------------------------
+def test_a_tool_switched_for_a_job_supersedes_the_old_one(engine: Engine) -> None:
+    put(engine, "We use Jina for web search.")
+    put(engine, "We use Exa for web search now.")
+    assert _active(engine) == ["We use Exa for web search now."]

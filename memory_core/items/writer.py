@@ -682,6 +682,8 @@ def _same_statement(row: Row, ex: Any, kind: str, new_terms: frozenset[str]) -> 
         return False  # "spaces over tabs" is no rewording of "tabs over spaces"
     if other_holders(row["text"], ex.text):
         return False  # "I live in Oslo." restates no "My brother lives in Oslo."
+    if not _no_new_names(row["text"], ex.text):
+        return False  # "Project Beta uses X." restates no "Project Alpha uses X."
     same_kind = row["kind"] == kind
     old_terms = content_terms(row["text"])
     shared = len(new_terms & old_terms)
