@@ -170,3 +170,43 @@ def test_a_tool_switched_for_a_job_supersedes_the_old_one(engine: Engine) -> Non
     put(engine, "We use Jina for web search.")
     put(engine, "We use Exa for web search now.")
     assert _active(engine) == ["We use Exa for web search now."]
+
+
+# -- 208: a height or weight said in other units keyed by its unit ("feet tall" / "cm tall") ---
+@pytest.mark.parametrize("text, subject, value, unit", [
+    ("I'm 6 feet tall.", "tall", 6.0, "ft"), ("I'm 185 cm tall.", "tall", 185.0, "cm"),
+    ("I'm 185 cm tall now.", "tall", 185.0, "cm"), ("I weigh 176 lbs.", "weigh", 176.0, "lb"),
+    ("I weigh 75 kilos now.", "weigh", 75.0, "kg"), ("My height is 6 feet.", "height", 6.0, "ft"),
+])
+def test_a_length_or_weight_is_a_measure_not_part_of_the_key(
+        text: str, subject: str, value: float, unit: str) -> None:
+    # before: keyed "feet tall", "cm tall", "weigh lbs", "weigh kilos" (no unit read)
+    (item,) = extract(text)
+    assert (item.subject, item.value, item.unit) == (subject, value, unit), item
+
+
+@pytest.mark.parametrize("first, second", [
+    ("I'm 6 feet tall.", "I'm 185 cm tall now."), ("I weigh 176 lbs.", "I weigh 80 kg now."),
+    ("I run 5 miles a day.", "I run 8 km a day now."),
+])
+def test_a_measure_changed_in_another_unit_supersedes_the_old(
+        engine: Engine, first: str, second: str) -> None:
+    # before: the two heights and weights had unrelated keys, both current
+    put(engine, first)
+    put(engine, second)
+    assert _active(engine) == [second]
+
+
+def test_a_measure_of_another_thing_in_the_same_unit_is_no_rival(engine: Engine) -> None:
+    put(engine, "The desk is 120 cm wide.")
+    put(engine, "I'm 185 cm tall.")
+    assert [(r["status"], r["conflict_with"]) for r in rows(engine)] == [
+        ("active", None), ("active", None)]
+
+
+async def test_a_height_changed_in_another_unit_reaches_another_block_once(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [
+        ("a", "I'm 6 feet tall."), ("b", "I'm 185 cm tall now.")], "How tall am I?")
+    assert "] I'm 185 cm tall now." in block, block
+    assert "] I'm 6 feet tall." not in block, block
