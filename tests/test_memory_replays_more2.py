@@ -210,3 +210,31 @@ async def test_a_height_changed_in_another_unit_reaches_another_block_once(
         ("a", "I'm 6 feet tall."), ("b", "I'm 185 cm tall now.")], "How tall am I?")
     assert "] I'm 185 cm tall now." in block, block
     assert "] I'm 6 feet tall." not in block, block
+
+
+# -- 209: a request for help with the task at hand stored as a lasting fact -------------------
+@pytest.mark.parametrize("text", [
+    "I need help with my resume.", "i need some help with this regex",
+    "I could use some help planning the migration.", "I need your help with a cover letter.",
+])
+def test_a_request_for_help_is_no_fact(text: str) -> None:
+    # before: "I need help with my resume." a fact keyed "need help"
+    assert extract(text) == [], extract(text)
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("I need a vacation.", "fact"), ("I need glasses for reading.", "fact"),
+    ("My sister needs help with her resume.", "fact"),  # not the speaker's request
+    ("I need help with my taxes every April, so always remind me in March.", "constraint"),
+])
+def test_a_need_that_is_no_request_for_help_is_kept(text: str, kind: str) -> None:
+    assert [i.kind for i in extract(text)] == [kind], extract(text)
+
+
+async def test_a_request_for_help_never_reaches_another_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [
+        ("a", "I need help with my resume."), ("b", "My resume is two pages long.")],
+        "Can you look over my resume?")
+    assert "] My resume is two pages long." in block, block
+    assert "need help" not in block, block

@@ -630,6 +630,8 @@ EN_REQUEST = Lead(en(
     + alt("can you|could you|would you|will you|can u|could u|would you mind|do you mind"
           "|mind|is it possible to|is it possible for you to|any chance you could"
           "|i need you to|i want you to|i'd like you to|i would like you to|help me|let me know"
+          "|i need help|i need some help|i need your help|i want help|i'd like help"
+          "|i could use help|i could use some help|i could use your help"
           "|tell me|show me|give me|explain|remind me|walk me through|i have a question"
           "|quick question|can we|could we|i was wondering|i wonder|i'd like to|i would like to"
           "|please|let's|let us|lets") + r")\b"
