@@ -1214,10 +1214,12 @@ class _Message:
         if at < c.body_start:
             return subject  # a leading cue read off the clause ("Now my shell is zsh")
         phrase = c.scan[c.body_start:at]
+        measured = False
         for q in c.quantities:  # "I'm 80 kg now": the measure is the value, no key word
             if q.unit and c.body_start <= q.start and q.end <= at:
                 lo, hi = q.start - c.body_start, q.end - c.body_start
                 phrase = phrase[:lo] + " " * (hi - lo) + phrase[hi:]
+                measured = True
         if kind == "preference" and subject and lang == "en" and (
                 not _has_content(c.scan[self.update_end or at:c.end])
                 or _PRONOUN_ONLY.match(key(phrase, lang) or "i")):
@@ -1236,7 +1238,7 @@ class _Message:
                 # without "now" ("Tom is my manager now" keys by what comes first)
                 return subject
             extra = [w for w in said_before if w not in own]
-            if own <= set(said_before) and extra and all(
+            if measured and own <= set(said_before) and extra and all(
                     _PRONOUN_ONLY.match(w) for w in extra):
                 # "I'm 185 cm tall now": only who speaks more than the clause's own
                 # key ("tall"), the measure masked above
