@@ -238,3 +238,28 @@ async def test_a_request_for_help_never_reaches_another_block(
         "Can you look over my resume?")
     assert "] My resume is two pages long." in block, block
     assert "need help" not in block, block
+
+
+# -- 210: a third person's state and its denial both current ("My wife isn't vegan.") ----------
+@pytest.mark.parametrize("first, second", [
+    ("My wife is vegan.", "My wife isn't vegan."),
+    ("The staging API is public.", "The staging API is not public."),
+    ("Tom is my manager.", "Tom is not my manager."),
+    ("The nightly backup is encrypted.", "The nightly backup isn't encrypted."),
+    ("My parents are retired.", "My parents aren't retired."),
+])
+def test_a_denied_claim_is_a_conflict_with_the_claim(
+        engine: Engine, first: str, second: str) -> None:
+    # before: "My wife isn't vegan." stood beside "My wife is vegan." unrelated (the
+    # verbs "is" / "isn't" told them apart); "is not" was a conflict already
+    put(engine, first)
+    put(engine, second)
+    assert [(r["status"], r["conflict_with"]) for r in rows(engine)] == [
+        ("active", None), ("active", 1)]
+
+
+def test_a_denial_of_another_claim_is_no_conflict(engine: Engine) -> None:
+    put(engine, "My wife is vegan.")
+    put(engine, "My wife doesn't drink coffee.")
+    assert [(r["status"], r["conflict_with"]) for r in rows(engine)] == [
+        ("active", None), ("active", None)]
