@@ -263,3 +263,13 @@ def test_a_denial_of_another_claim_is_no_conflict(engine: Engine) -> None:
     put(engine, "My wife doesn't drink coffee.")
     assert [(r["status"], r["conflict_with"]) for r in rows(engine)] == [
         ("active", None), ("active", None)]
+
+
+# -- 211: a frustrated reply to the assistant stored as a fact (fixed with 199) ---------------
+@pytest.mark.parametrize("text", [
+    "ok well this isnt what i want at all...", "this isnt what i asked for",
+    "thats not what i meant",
+])
+def test_a_frustrated_reply_typed_casually_is_no_fact(text: str) -> None:
+    # before: "well this isnt what i want at all..." a fact keyed "isnt"
+    assert extract(text) == [], extract(text)
