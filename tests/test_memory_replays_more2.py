@@ -273,3 +273,33 @@ def test_a_denial_of_another_claim_is_no_conflict(engine: Engine) -> None:
 def test_a_frustrated_reply_typed_casually_is_no_fact(text: str) -> None:
     # before: "well this isnt what i want at all..." a fact keyed "isnt"
     assert extract(text) == [], extract(text)
+
+
+# -- 212: a liking typed without its speaker ("Love Python.", "Not a fan of Java.") -----------
+@pytest.mark.parametrize("text, subject, negated", [
+    ("Love Python.", "python", False), ("Hate meetings.", "meetings", True),
+    ("Not a fan of Java.", "java", True), ("Big fan of Rust.", "rust", False),
+    ("Thanks! Love experimenting with spices.", "experimenting spices", False),
+])
+def test_a_liking_without_its_speaker_is_the_speakers_preference(
+        text: str, subject: str, negated: bool) -> None:
+    # before: nothing, or a fact keyed "hate" / "love experimenting"
+    item = extract(text)[-1]
+    assert (item.kind, item.subject, item.negated) == ("preference", subject, negated), item
+    assert item.text in text, item
+
+
+@pytest.mark.parametrize("text", [
+    "Love it!", "Love you!", "Love the colors and the sunset vibe.",  # impressions
+    "Love seeing your dedication to helping others.", "Love is truly magical.",
+    "Prefer composition over inheritance.", "Enjoy your weekend!",  # an order, a wish
+])
+def test_an_impression_an_order_or_love_as_a_noun_is_no_liking(text: str) -> None:
+    assert all(i.kind != "preference" for i in extract(text)), extract(text)
+
+
+async def test_a_liking_without_its_speaker_reaches_another_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [("a", "Not a fan of Java.")],
+                              "Which language should I pick for the new service?")
+    assert "- Not a fan of Java." in block.split("[User Preferences]", 1)[1], block

@@ -601,6 +601,9 @@ def _as_typed(items: list[Extracted], restored: str, added: frozenset[int]
         for piece in item.text.split(ELISION):
             typed, cursor = contractions.original(piece, restored, added, cursor)
             pieces.append(typed)
+        if len(pieces) > 1 and not all(p.strip() for p in pieces):
+            # "Love Python and hate Java.": the elided subject was one read in
+            pieces = [" ".join(p.strip() for p in pieces if p.strip())]
         fields = {name: contractions.original(value, restored, added)[0]
                   for name in ("value_text", "condition", "replaces", "replacement")
                   if isinstance(value := getattr(item, name), str)}
