@@ -104,6 +104,7 @@ async def test_a_complaint_never_reaches_another_block(
     ("The Berlin office uses Slack for team chat.", "The Madrid office uses Slack for team chat."),
     ("The Billing service runs on Kubernetes in Frankfurt.",
      "The Search service runs on Kubernetes in Frankfurt."),
+    ("Dana reviews the backend pull requests.", "Omar reviews the backend pull requests."),
 ])
 def test_the_same_words_about_another_name_are_a_second_fact(
         engine: Engine, first: str, second: str) -> None:
@@ -113,10 +114,16 @@ def test_the_same_words_about_another_name_are_a_second_fact(
     assert _active(engine) == [first, second]
 
 
-def test_a_rewording_that_names_the_same_things_is_still_one_item(engine: Engine) -> None:
-    put(engine, "Project Alpha uses PostgreSQL for persistent storage.")
-    put(engine, "For persistent storage, Project Alpha uses PostgreSQL.")
-    assert _active(engine) == ["Project Alpha uses PostgreSQL for persistent storage."]
+@pytest.mark.parametrize("first, second", [
+    ("Project Alpha uses PostgreSQL for persistent storage.",
+     "For persistent storage, Project Alpha uses PostgreSQL."),
+    ("Reminder: Dana is my manager.", "Just so you know, my manager is Dana."),
+])
+def test_a_rewording_that_names_the_same_things_is_still_one_item(
+        engine: Engine, first: str, second: str) -> None:
+    put(engine, first)
+    put(engine, second)
+    assert _active(engine) == [first]
 
 
 async def test_facts_about_two_projects_both_reach_another_block(
