@@ -150,7 +150,7 @@ def test_forgetting_one_fact_keeps_the_others_about_the_same_person(engine: Engi
     assert _active(engine) == ["My sister is a nurse."]
 
 
-# -- 204, 205: "whenever" read as "never"; "you don't need to …" read as "need to …" (OK) -------
+# -- 204, 205: "whenever" read as "never"; "you don't need to …" as "need to …" (OK) -----
 @pytest.mark.parametrize("text, negated", [
     ("Whenever I paste a stack trace, explain the root cause first.", False),
     ("You don't need to constantly tell me about the tests.", True),

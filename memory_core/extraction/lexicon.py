@@ -794,7 +794,8 @@ _PAST = (r"\s(?:(?:just|recently|finally|first|once|briefly|ever|really|actually
 …" or "we never …" before it tells what happened."""
 _FAILING = (r"(?:remember|forget|forgets|listen|understand|learn|notice|ignore|miss|mess"
             r"|screw|hallucinate|confuse|mix|lose|get\s(?:it|this|that|anything|things|my|me)"
-            r"|pay\sattention|read\s(?:what|my)|do\s(?:this|that|it|what)|make\s(?:the\ssame|mistakes))")
+            r"|pay\sattention|read\s(?:what|my)|do\s(?:this|that|it|what)"
+            r"|make\s(?:the\ssame|mistakes))")
 """What the one spoken to does wrong or fails to keep: "you never remember anything",
 "you always forget my name", "you always do this" is a complaint, no rule."""
 EN_TEAM_NORM = Lead(en(

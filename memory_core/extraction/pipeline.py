@@ -607,7 +607,11 @@ def _as_typed(items: list[Extracted], restored: str, added: frozenset[int]
         fields = {name: contractions.original(value, restored, added)[0]
                   for name in ("value_text", "condition", "replaces", "replacement")
                   if isinstance(value := getattr(item, name), str)}
-        out.append(replace(item, text=ELISION.join(pieces), **fields))
+        out.append(replace(item, text=ELISION.join(pieces),
+                           value_text=fields.get("value_text", item.value_text),
+                           condition=fields.get("condition", item.condition),
+                           replaces=fields.get("replaces", item.replaces),
+                           replacement=fields.get("replacement", item.replacement)))
     return out
 
 
