@@ -50,6 +50,16 @@ def test_words_that_only_look_like_contractions_are_left_alone(text: str) -> Non
     assert contractions.restore(text) == (text, frozenset())
 
 
+def test_what_is_read_in_comes_out_again_to_the_users_text() -> None:
+    text = "i dont care. Love Python. we dont use jira. Not a fan of Java and i cant stand Go."
+    restored, added = contractions.restore(text)
+    assert restored == ("i don't care. I Love Python. we don't use jira. I'm Not a fan of"
+                        " Java and i can't stand Go.")
+    assert "".join(ch for i, ch in enumerate(restored) if i not in added) == text
+    assert [i.text for i in extract(text)] == [
+        "Love Python.", "we dont use jira.", "Not a fan of Java", "i cant stand Go."]
+
+
 def test_a_restored_contraction_is_quoted_as_typed_beside_one_written_out() -> None:
     # the apostrophes the user typed stay; only the ones read in are taken out again
     items = extract("I don't drink beer. i dont eat pork.")

@@ -21,6 +21,7 @@ Pure: a message in, the restored text and the offsets of the apostrophes it adde
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 
 _CONTRACTED = re.compile(
     r"\b(?:(do|does|did|is|are|was|were|has|have|had|would|should|could|must|need|ai)(nt)"
@@ -63,7 +64,9 @@ def restore(text: str) -> tuple[str, frozenset[int]]:
     if inserts:
         text, opened = _insert(text, sorted(inserts))
         restored, added = _apostrophes(text)
-        shifted = {p + sum(1 for a in added if a <= p) for p in opened}
+        # where each apostrophe went in before, in the opened text: it shifts what follows
+        cuts = [a - i for i, a in enumerate(sorted(added))]
+        shifted = {p + bisect_right(cuts, p) for p in opened}
         return restored, frozenset(shifted | added)
     return _apostrophes(text)
 
