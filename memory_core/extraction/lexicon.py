@@ -630,6 +630,8 @@ EN_REQUEST = Lead(en(
     + alt("can you|could you|would you|will you|can u|could u|would you mind|do you mind"
           "|mind|is it possible to|is it possible for you to|any chance you could"
           "|i need you to|i want you to|i'd like you to|i would like you to|help me|let me know"
+          "|i need help|i need some help|i need your help|i want help|i'd like help"
+          "|i could use help|i could use some help|i could use your help"
           "|tell me|show me|give me|explain|remind me|walk me through|i have a question"
           "|quick question|can we|could we|i was wondering|i wonder|i'd like to|i would like to"
           "|please|let's|let us|lets") + r")\b"
@@ -790,8 +792,15 @@ _PAST = (r"\s(?:(?:just|recently|finally|first|once|briefly|ever|really|actually
          r"|was|were)\b")
 """A past verb, perhaps after an adverb ("just moved", "only ever shipped"): "we only
 …" or "we never …" before it tells what happened."""
+_FAILING = (r"(?:remember|forget|forgets|listen|understand|learn|notice|ignore|miss|mess"
+            r"|screw|hallucinate|confuse|mix|lose|get\s(?:it|this|that|anything|things|my|me)"
+            r"|pay\sattention|read\s(?:what|my)|do\s(?:this|that|it|what)"
+            r"|make\s(?:the\ssame|mistakes))")
+"""What the one spoken to does wrong or fails to keep: "you never remember anything",
+"you always forget my name", "you always do this" is a complaint, no rule."""
 EN_TEAM_NORM = Lead(en(
-    r"^(?:we|you)\s(?:(?:always|don't|do\snot"
+    r"^(?!you\s(?:(?:always|never|keep)\s)" + _FAILING + r"\b)"
+    r"(?:we|you)\s(?:(?:always|don't|do\snot"
     r"|only(?!\s(?:have|has|need|needs|want|wants|know|knows|get|gets)\b)(?!" + _PAST + r")"
     r"|never(?!" + _PAST + r"))\s"
     r"|(?:(?:must|should|shall)\s(?:(?:also|definitely|really|still)\s)?(?:always|never|not)"

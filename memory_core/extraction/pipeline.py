@@ -40,6 +40,7 @@ from typing import Protocol
 
 from memory_core.extraction import (
     asked_rule,
+    contractions,
     contrast,
     dated,
     denial,
@@ -583,6 +584,38 @@ def extract(text: str, *, speaker: str = "user") -> list[Extracted]:
     """
     if speaker not in ("user", "assistant") or not text or not text.strip():
         return []
+    restored, added = contractions.restore(text)
+    if added:  # "i dont like coffee": read as "i don't …", quoted as typed
+        return _as_typed(_extract(restored, speaker), restored, added)
+    return _extract(text, speaker)
+
+
+def _as_typed(items: list[Extracted], restored: str, added: frozenset[int]
+              ) -> list[Extracted]:
+    """``items`` read from ``restored`` (:func:`contractions.restore`), their quoted
+    strings as the user typed them."""
+    out: list[Extracted] = []
+    cursor = 0
+    for item in items:
+        pieces = []
+        for piece in item.text.split(ELISION):
+            typed, cursor = contractions.original(piece, restored, added, cursor)
+            pieces.append(typed)
+        if len(pieces) > 1 and not all(p.strip() for p in pieces):
+            # "Love Python and hate Java.": the elided subject was one read in
+            pieces = [" ".join(p.strip() for p in pieces if p.strip())]
+        fields = {name: contractions.original(value, restored, added)[0]
+                  for name in ("value_text", "condition", "replaces", "replacement")
+                  if isinstance(value := getattr(item, name), str)}
+        out.append(replace(item, text=ELISION.join(pieces),
+                           value_text=fields.get("value_text", item.value_text),
+                           condition=fields.get("condition", item.condition),
+                           replaces=fields.get("replaces", item.replaces),
+                           replacement=fields.get("replacement", item.replacement)))
+    return out
+
+
+def _extract(text: str, speaker: str) -> list[Extracted]:
     message = _Message(text, speaker)
     if speaker == "user" and opt_out.opted_out(message.scan):
         # "Don't remember this, but …": the user keeps it out of memory. Read on the
@@ -1188,6 +1221,12 @@ class _Message:
         if at < c.body_start:
             return subject  # a leading cue read off the clause ("Now my shell is zsh")
         phrase = c.scan[c.body_start:at]
+        measured = False
+        for q in c.quantities:  # "I'm 80 kg now": the measure is the value, no key word
+            if q.unit and c.body_start <= q.start and q.end <= at:
+                lo, hi = q.start - c.body_start, q.end - c.body_start
+                phrase = phrase[:lo] + " " * (hi - lo) + phrase[hi:]
+                measured = True
         if kind == "preference" and subject and lang == "en" and (
                 not _has_content(c.scan[self.update_end or at:c.end])
                 or _PRONOUN_ONLY.match(key(phrase, lang) or "i")):
@@ -1204,6 +1243,12 @@ class _Message:
                 # "My favourite colour is green now", "I prefer tea now": the phrase
                 # holds the value and the liking's words; what is preferred keys it, as
                 # without "now" ("Tom is my manager now" keys by what comes first)
+                return subject
+            extra = [w for w in said_before if w not in own]
+            if measured and own <= set(said_before) and extra and all(
+                    _PRONOUN_ONLY.match(w) for w in extra):
+                # "I'm 185 cm tall now": only who speaks more than the clause's own
+                # key ("tall"), the measure masked above
                 return subject
             if any(w not in own and _DIGIT.search(w) for w in said_before):
                 said = set(c.scan[at:self.update_end].lower().split())

@@ -48,7 +48,8 @@ UNITS: dict[str, str] = _table("""
     chars: chars|char|characters|character; lines: lines|line|loc;
     spaces: spaces; items: items; cores: cores|vcpus|cpus; replicas: replicas;
     workers: workers; rows: rows|records; pages: pages; files: files; tests: tests;
-    nodes: nodes; gpus: gpus; km: km|kilometers|kilometres; mi: mi|miles; kg: kg|kgs;
+    nodes: nodes; gpus: gpus; km: km|kilometers|kilometres; mi: mi|miles; kg: kg|kgs|kilos
+    |kilograms; lb: lb|lbs; cm: cm|centimeters|centimetres; ft: ft|feet|foot;
     px: px|pixels; fps: fps
 """)
 
@@ -71,9 +72,12 @@ UNIT_CLASS: dict[str, str] = {
     **{u: "data" for u in ("KB", "KiB", "MB", "MiB", "GB", "GiB", "TB", "TiB")},
     **{u: "money" for u in ("USD", "EUR", "GBP", "JPY", "CNY")},
     **{u: "rate" for u in ("req/s", "req/min", "tokens/s")},
+    **{u: "length" for u in ("km", "mi", "cm", "ft")},
+    **{u: "mass" for u in ("kg", "lb")},
 }
 
 
 def unit_class(unit: str | None) -> str | None:
-    """Dimension of a canonical unit ("time", "data", "money", "rate"), else the unit."""
+    """Dimension of a canonical unit ("time", "data", "money", "rate", "length",
+    "mass"), else the unit."""
     return UNIT_CLASS.get(unit, unit) if unit else None

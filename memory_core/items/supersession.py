@@ -1209,6 +1209,8 @@ def contradicts(ex: Any, row: Any) -> bool:
     # holds no value to disagree with
     if not (0 < len(new_claim) <= _SHORT_CLAIM and 0 < len(old_claim) <= _SHORT_CLAIM):
         return False
+    if new_claim == old_claim and _denials(ex.text) != _denials(row["text"]):
+        return True  # "My wife is vegan." / "My wife isn't vegan.": the claim denied
     verb = predicate(ex.subject, ex.text)
     # "serves lunch until 2pm" / "… until 3pm": a number tells the two apart, so they
     # are rival values of one thing served, not two things
@@ -1220,6 +1222,14 @@ def contradicts(ex: Any, row: Any) -> bool:
     # living in Lisbon" / "… and living in Madrid": one claim, two values
     return verb not in _GOES_ON or _goes_on_to_rivals(ex.subject, ex.text, row["subject"],
                                                       row["text"])
+
+
+_DENIAL = re.compile(r"\b(?:not|never)\b|n't\b", re.I)
+
+
+def _denials(text: str | None) -> int:
+    """The parity of a statement's English negation words (:func:`contradicts`)."""
+    return len(_DENIAL.findall(text or "")) % 2
 
 
 _GOES_ON = frozenset(("and", "or", "but", "so", "then", "plus"))

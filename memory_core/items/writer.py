@@ -682,8 +682,12 @@ def _same_statement(row: Row, ex: Any, kind: str, new_terms: frozenset[str]) -> 
         return False  # "spaces over tabs" is no rewording of "tabs over spaces"
     if other_holders(row["text"], ex.text):
         return False  # "I live in Oslo." restates no "My brother lives in Oslo."
+    if not _no_new_names(row["text"], ex.text):
+        return False  # "Project Beta uses X." restates no "Project Alpha uses X."
     same_kind = row["kind"] == kind
     old_terms = content_terms(row["text"])
+    if _openers_swapped(old_terms, new_terms, row["text"], ex.text):
+        return False  # "Omar reviews the PRs." restates no "Dana reviews the PRs."
     shared = len(new_terms & old_terms)
     if not ((same_kind and (old_terms == new_terms
                               or _one_less(new_terms, old_terms, row["text"])))
@@ -1062,6 +1066,22 @@ def same_meaning(new: Row, old: Row) -> bool:
     if not a & b or not only_a or not only_b or (len(only_a) == 1 and len(only_b) == 1):
         return False
     return _no_new_names(new["text"], old["text"])
+
+
+_OPENING_WORD = re.compile(r"^\W*([A-Z][\w-]*)")
+
+
+def _openers_swapped(old_terms: frozenset[str], new_terms: frozenset[str],
+                     old_text: str | None, new_text: str | None) -> bool:
+    """Whether two statements differ only in the capitalised word each opens on
+    ("Dana reviews …" / "Omar reviews …"): two holders, no rewording. :data:`_NAME`
+    skips an opening word, since any sentence opens capitalised."""
+    old_only, new_only = old_terms - new_terms, new_terms - old_terms
+    if len(old_only) != 1 or len(new_only) != 1:
+        return False
+    a, b = _OPENING_WORD.match(old_text or ""), _OPENING_WORD.match(new_text or "")
+    return a is not None and b is not None and terms(a.group(1)) == old_only \
+        and terms(b.group(1)) == new_only
 
 
 def _no_new_names(a: str, b: str) -> bool:
