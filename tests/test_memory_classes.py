@@ -1266,6 +1266,29 @@ async def test_a_judging_name_conflicts_and_an_aside_corrects_in_the_block(
         in block, block
 
 
+async def test_a_rule_said_again_reads_as_no_correction_of_itself(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    """A rule said again in the same words ("From now on, run mypy before each commit."
+    twice) replaces the older item, but the block line does not call it a correction
+    of itself: `(corrects msg N: "<the same words>" — superseded)` told the model a
+    value changed where none did. A real change of the rule keeps its note."""
+    agent = Agent(proxy, upstream)
+    for text in ("From now on, run mypy before each commit.", "Let's look at the CI.",
+                 "From now on, run mypy before each commit!",
+                 "From now on, the staging port is 5433.",
+                 "From now on, the staging port is 5434."):
+        await agent.say(text)
+    await proxy.settle()
+    fresh = Agent(proxy, upstream, system="Another conversation.")
+    await fresh.say("What do I run before each commit, and which staging port?")
+    block = block_of(fresh.upstream_last_user())
+    assert "run mypy before each commit" in block, block
+    assert "mypy before each commit. (corrects" not in block, block
+    assert "mypy before each commit! (corrects" not in block, block
+    assert '5434. (corrects msg' in block and '"From now on, the staging port is 5433."' \
+        in block, block
+
+
 @pytest.mark.parametrize("text", [
     "Oh no, Jon!", "Yeah Jon, you've got the right attitude!", "No doubt, Jon you've got this.",
     "Glad you had a great time!", "Yeah Priya, you've totally earned it!",
