@@ -372,8 +372,9 @@ def _same_words(a: str | None, b: str | None) -> bool:
     """Whether two statements are the same words (case, width and punctuation aside):
     a rule said again that replaced its older self corrects nothing, so its block line
     carries no ``(corrects …)`` note quoting the same words."""
-    return bool(a and b) and _WORDS.findall(fold_width(a).casefold()) == \
-        _WORDS.findall(fold_width(b).casefold())
+    if not a or not b:
+        return False
+    return _WORDS.findall(fold_width(a).casefold()) == _WORDS.findall(fold_width(b).casefold())
 
 
 def _one_line(text: str, limit: int) -> str:
