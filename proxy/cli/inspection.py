@@ -326,7 +326,7 @@ def memory_explain(config: str | None, data_dir: str | None, session: str | None
               help="Environment variable that holds the client's API key (read from it, "
                    "never from the command line).")
 @click.option("--tenant", "key_tenant", default=None,
-              help="The key's tenant id (t_…, as `memory status` and GET /lcm/v1/tenants "
+              help="The key's tenant id (t_…, as `memory search` hits and GET /lcm/v1/tenants "
                    "show) instead of the key.")
 @click.option("--user", default=None,
               help="The end user's id as the app sends it (X-LCM-User, safety_identifier "
