@@ -73,6 +73,9 @@ def active(engine: Engine) -> list[dict[str, Any]]:
     ("Staging: the port is 5432.", "Staging: the port is 6000 since the migration."),
     ("我们托管在Heroku上。", "我们从Heroku迁移到了Fly.io。"),
     ("我们用Jenkins做CI。", "我们把Jenkins换成了GitLab CI。"),
+    # a day read as the statement's condition is its value when nothing else differs
+    ("We deploy on Fridays at 16:00.", "We deploy on Thursdays now."),
+    ("The gym is closed on Sundays.", "The gym is closed on Mondays now."),
     ("我们用Redis做缓存。", "我们不再用Redis了。"),
     ("我们的消息队列是RabbitMQ。", "我们把消息队列替换成Kafka了。"),
     ("我们用Node 18。", "我们把Node升级到20了。"),
@@ -89,6 +92,15 @@ def test_an_update_without_actually_supersedes_the_old_item(engine: Engine, old:
     rows = active(engine)
     assert [r["text"] for r in rows] == [new], rows
     assert rows[0]["supersedes"] is not None
+
+
+def test_a_change_under_another_condition_that_says_more_supersedes_nothing(
+        engine: Engine) -> None:
+    """Two days of one subject that differ beyond the day hold together: the day is a
+    condition there, not the value changed."""
+    put(engine, "On Fridays we deploy the web app.")
+    put(engine, "On Mondays we deploy the mobile app now.")
+    assert len(active(engine)) == 2
 
 
 def test_now_of_another_subject_supersedes_nothing(engine: Engine) -> None:
