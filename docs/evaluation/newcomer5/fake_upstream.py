@@ -1,7 +1,9 @@
 """A fake upstream for the newcomer's pass (docs/evaluation/README.md, "A newcomer's
 pass, fifth round"): chat completions, Responses and Anthropic Messages, streamed
 or not, in their real byte formats; every request (path, headers, raw body) is
-appended to a JSONL file. Usage: python fake_upstream.py PORT LOG.jsonl"""
+appended to a JSONL file. A chat
+turn "TOOLSEARCH: words" makes it call the memory_search tool (when offered) and
+answer with the tool's result. Usage: python fake_upstream.py PORT LOG.jsonl"""
 import json, sys, time, uuid, asyncio
 from aiohttp import web
 
@@ -18,6 +20,15 @@ def sse(obj, event=None):
 async def chat(request):
     raw = await request.read(); log(request, raw); body = json.loads(raw)
     text = "Noted."
+    last = body["messages"][-1]
+    names = [t["function"]["name"] for t in body.get("tools", [])]
+    if last["role"] == "tool":
+        text = "TOOL RESULT: " + str(last["content"])
+    elif "TOOLSEARCH:" in str(last.get("content")) and "memory_search" in names and not body.get("stream"):
+        q = str(last["content"]).split("TOOLSEARCH:")[1].strip()
+        return web.json_response({"id": "chatcmpl-t", "object": "chat.completion", "created": int(time.time()), "model": body["model"],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "memory_search", "arguments": json.dumps({"query": q})}}]}, "finish_reason": "tool_calls", "logprobs": None}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}})
     cid = "chatcmpl-" + uuid.uuid4().hex[:12]
     if body.get("stream"):
         r = web.StreamResponse(headers={"content-type": "text/event-stream"}); await r.prepare(request)
