@@ -374,9 +374,13 @@ def test_every_memory_command_takes_the_scope_and_output_flags() -> None:
         else:
             commands[name] = cmd
     assert set(commands) == {"status", "inspect", "search", "explain", "retract", "restore",
-                             "export", "purge", "prefs set", "prefs list", "prefs delete"}
+                             "export", "purge", "prefs set", "prefs list", "prefs delete",
+                             "tenant"}
     for name, cmd in commands.items():
         flags = {opt for p in cmd.params for opt in p.opts}
+        if name == "tenant":  # a tenant id is above roles and sessions
+            assert {"--data-dir", "--json", "--tenant", "--user"} <= flags, flags
+            continue
         wanted = {"--data-dir", "--role", "--json"} | (
             set() if name.startswith("prefs") else {"--session"})
         assert wanted <= flags, (name, wanted - flags)
@@ -441,3 +445,43 @@ async def test_inspect_tells_a_resumed_history_from_a_second_telling(
     await proxy.settle()
     out = cli(proxy, "memory", "inspect", f"item:{item}")
     assert "told in:    2 conversations: thread " in out.output, out.output
+
+
+async def test_tenant_names_an_end_user_behind_a_key_for_search_and_purge(
+        proxy: RunningProxy, monkeypatch: pytest.MonkeyPatch) -> None:
+    """End users are stored as salted hashes (`t_…~u_…`), so an operator asked to find
+    or delete one person's memory had no way from the id the app sends ("ana") to the
+    stored tenant. `memory tenant --key-env VAR --user ID` prints it (the key read from
+    the environment), and search and purge take it."""
+    c = client(proxy, KEY_A)
+    try:
+        for user, text in (("ana", "I moved to Lisbon last month."),
+                           ("ben", "I live in Berlin with my sister.")):
+            await c.chat.completions.create(  # type: ignore[call-overload]
+                model="m", user=user, messages=[{"role": "user", "content": text}])
+    finally:
+        await c.close()
+    await proxy.settle()
+    monkeypatch.setenv("TEST_CLIENT_KEY", KEY_A)
+    ana = cli(proxy, "memory", "tenant", "--key-env", "TEST_CLIENT_KEY", "--user", "ana")
+    assert ana.exit_code == 0, ana.output
+    ana_tenant = ana.stdout.strip()
+    assert re.fullmatch(r"t_[0-9a-f]{16}~u_[0-9a-f]{16}", ana_tenant), ana.stdout
+    key_tenant = as_json(cli(proxy, "memory", "tenant", "--key-env", "TEST_CLIENT_KEY",
+                             "--json"))["tenant"]
+    assert ana_tenant.startswith(key_tenant + "~u_")
+    by_tenant = as_json(cli(proxy, "memory", "tenant", "--tenant", key_tenant, "--user", "ana",
+                            "--json"))
+    assert by_tenant == {"tenant": ana_tenant, "key_tenant": key_tenant, "stored": True}
+    hits = as_json(cli(proxy, "memory", "search", "Lisbon", "--json"))
+    assert {h["tenant"] for h in hits if "Lisbon" in h["text"]} == {ana_tenant}, hits
+    nobody = cli(proxy, "memory", "tenant", "--key-env", "TEST_CLIENT_KEY", "--user", "zoe")
+    assert nobody.exit_code == 0 and "nothing is stored" in nobody.stderr, nobody.output
+    assert cli(proxy, "memory", "tenant", "--user", "ana").exit_code == 2
+    monkeypatch.setenv("TEST_CLIENT_KEY", "")
+    assert cli(proxy, "memory", "tenant", "--key-env", "TEST_CLIENT_KEY").exit_code == 2
+    purged = cli(proxy, "memory", "purge", "--tenant", ana_tenant, "--yes")
+    assert purged.exit_code == 0, purged.output
+    hits = as_json(cli(proxy, "memory", "search", "Lisbon Berlin", "--json"))
+    assert not any("Lisbon" in h["text"] for h in hits), hits
+    assert any("Berlin" in h["text"] for h in hits), hits

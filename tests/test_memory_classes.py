@@ -73,6 +73,9 @@ def active(engine: Engine) -> list[dict[str, Any]]:
     ("Staging: the port is 5432.", "Staging: the port is 6000 since the migration."),
     ("我们托管在Heroku上。", "我们从Heroku迁移到了Fly.io。"),
     ("我们用Jenkins做CI。", "我们把Jenkins换成了GitLab CI。"),
+    # a day read as the statement's condition is its value when nothing else differs
+    ("We deploy on Fridays at 16:00.", "We deploy on Thursdays now."),
+    ("The gym is closed on Sundays.", "The gym is closed on Mondays now."),
     ("我们用Redis做缓存。", "我们不再用Redis了。"),
     ("我们的消息队列是RabbitMQ。", "我们把消息队列替换成Kafka了。"),
     ("我们用Node 18。", "我们把Node升级到20了。"),
@@ -89,6 +92,15 @@ def test_an_update_without_actually_supersedes_the_old_item(engine: Engine, old:
     rows = active(engine)
     assert [r["text"] for r in rows] == [new], rows
     assert rows[0]["supersedes"] is not None
+
+
+def test_a_change_under_another_condition_that_says_more_supersedes_nothing(
+        engine: Engine) -> None:
+    """Two days of one subject that differ beyond the day hold together: the day is a
+    condition there, not the value changed."""
+    put(engine, "On Fridays we deploy the web app.")
+    put(engine, "On Mondays we deploy the mobile app now.")
+    assert len(active(engine)) == 2
 
 
 def test_now_of_another_subject_supersedes_nothing(engine: Engine) -> None:
@@ -1263,6 +1275,29 @@ async def test_a_judging_name_conflicts_and_an_aside_corrects_in_the_block(
     block = block_of(fresh.upstream_last_user())
     assert "CONFLICTS" in block and "Monday" in block and "Friday" in block, block
     assert 'Sorry, my manager is Lee now. (corrects msg 6: "My manager is Dana." — superseded)' \
+        in block, block
+
+
+async def test_a_rule_said_again_reads_as_no_correction_of_itself(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    """A rule said again in the same words ("From now on, run mypy before each commit."
+    twice) replaces the older item, but the block line does not call it a correction
+    of itself: `(corrects msg N: "<the same words>" — superseded)` told the model a
+    value changed where none did. A real change of the rule keeps its note."""
+    agent = Agent(proxy, upstream)
+    for text in ("From now on, run mypy before each commit.", "Let's look at the CI.",
+                 "From now on, run mypy before each commit!",
+                 "From now on, the staging port is 5433.",
+                 "From now on, the staging port is 5434."):
+        await agent.say(text)
+    await proxy.settle()
+    fresh = Agent(proxy, upstream, system="Another conversation.")
+    await fresh.say("What do I run before each commit, and which staging port?")
+    block = block_of(fresh.upstream_last_user())
+    assert "run mypy before each commit" in block, block
+    assert "mypy before each commit. (corrects" not in block, block
+    assert "mypy before each commit! (corrects" not in block, block
+    assert '5434. (corrects msg' in block and '"From now on, the staging port is 5433."' \
         in block, block
 
 

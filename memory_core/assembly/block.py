@@ -365,6 +365,18 @@ def neutralise(text: str) -> str:
     return text
 
 
+_WORDS = re.compile(r"\w+")
+
+
+def _same_words(a: str | None, b: str | None) -> bool:
+    """Whether two statements are the same words (case, width and punctuation aside):
+    a rule said again that replaced its older self corrects nothing, so its block line
+    carries no ``(corrects …)`` note quoting the same words."""
+    if not a or not b:
+        return False
+    return _WORDS.findall(fold_width(a).casefold()) == _WORDS.findall(fold_width(b).casefold())
+
+
 def _one_line(text: str, limit: int) -> str:
     """Stored text as one neutralised line of at most ``limit`` characters: line
     breaks (any Unicode line separator) cannot start a line of their own."""
@@ -425,7 +437,7 @@ def _render_item_line(row: Item, old: Item | None, conflict: Item | None,
     elif fields.tentative(row):
         tags.append("user was unsure, not confirmed")
     extra = ""
-    if old is not None:
+    if old is not None and not _same_words(old["text"], row["text"]):
         extra += (f' (corrects msg {old["source_message_id"]}: "{_one_line(old["text"], 120)}"'
                   " — superseded)")
     if conflict is not None:

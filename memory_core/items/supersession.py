@@ -341,6 +341,22 @@ _OCCASION = re.compile(r"(?:after|following)\s+(?:the|our|my|a|an|that|this|last
 """A past event a change followed ("after the migration review"): when it was made."""
 
 
+def condition_is_value(ex: Any, row: Any) -> bool:
+    """Whether a correction's condition is the value it changes: both statements say
+    the same beyond their subjects and conditions, so the conditions are what differs
+    ("Deploys are on Thursdays now." after "We deploy on Fridays at 16:00."; "The gym
+    is closed on Mondays now." after "… on Sundays."). Read as conditions, "on
+    Thursdays" and "on Fridays" never agreed (:func:`conditions_agree`) and both
+    statements stayed current. Only a correction (``ex.correction``: "now", a change
+    told) counts; two statements under two conditions otherwise both hold ("On Fridays
+    we deploy the web app" / "On Mondays … the mobile app")."""
+    if not (getattr(ex, "correction", False) and ex.condition and row["condition"]):
+        return False
+    new_rest = terms(ex.text) - terms(ex.subject) - terms(ex.condition)
+    old_rest = terms(row["text"]) - terms(row["subject"]) - terms(row["condition"])
+    return new_rest == old_rest and terms(ex.condition) != terms(row["condition"])
+
+
 def correction_conditions_agree(ex: Any, row: Any) -> bool:
     """:func:`conditions_agree` for a correction: one that states no condition of its
     own ("Actually, the staging port is 5434") keeps the condition of what it
@@ -353,6 +369,8 @@ def correction_conditions_agree(ex: Any, row: Any) -> bool:
     new_value = getattr(ex, "replacement", None) or ""
     if ex.condition and new_value and (ex.condition in new_value or new_value in ex.condition):
         return True
+    if condition_is_value(ex, row):
+        return True  # "Deploys are on Thursdays now." after "… on Fridays at 16:00."
     if ex.condition and not row["condition"] and _OCCASION.match(ex.condition) \
             and states_change(ex.text or ""):
         return True

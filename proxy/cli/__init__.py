@@ -51,6 +51,7 @@ main.add_command(serving.serve)
 main.add_command(inspection.memory)
 for _command in (inspection.memory_status, inspection.memory_export,
                  inspection.memory_inspect, inspection.memory_explain,
+                 inspection.memory_tenant,
                  searching.memory_search, curation.memory_retract, curation.memory_restore,
                  curation.memory_prefs, maintenance.memory_purge):
     inspection.memory.add_command(_command)

@@ -1,5 +1,5 @@
 """``lcm-proxy memory``: the group, and the commands that read what was stored:
-``status``, ``export``, ``inspect``, ``explain``.
+``status``, ``export``, ``inspect``, ``explain``, ``tenant``.
 
 Each opens the store of the data dir in force and never creates one
 (:func:`proxy.cli.common.open_engine`). Safe beside a running proxy; beside one
@@ -317,3 +317,61 @@ def memory_explain(config: str | None, data_dir: str | None, session: str | None
     for row in data.get("omitted", []):
         click.echo(f"omitted:      {row['ref']:<16} {row['tokens']:>5} tok  {row['reason']}"
                    f" ({row.get('would_have_been', '')})")
+
+
+@click.command("tenant")
+@config_option
+@data_dir_option
+@click.option("--key-env", metavar="VAR", default=None,
+              help="Environment variable that holds the client's API key (read from it, "
+                   "never from the command line).")
+@click.option("--tenant", "key_tenant", default=None,
+              help="The key's tenant id (t_…, as `memory search` hits and GET /lcm/v1/tenants "
+                   "show) instead of the key.")
+@click.option("--user", default=None,
+              help="The end user's id as the app sends it (X-LCM-User, safety_identifier "
+                   "or user).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def memory_tenant(config: str | None, data_dir: str | None, key_env: str | None,
+                  key_tenant: str | None, user: str | None, as_json: bool) -> None:
+    """Print the stored tenant id of an API key, or of an end user behind it.
+
+    Keys and end-user ids are stored only as salted hashes (`t_…`, `t_…~u_…`), so
+    this is how an operator finds one person's memory to search, export or purge:
+    `lcm-proxy memory purge --tenant "$(lcm-proxy memory tenant --key-env
+    OPENAI_API_KEY --user ana)"`. The salt is `proxy.tenant_salt`, else the data
+    dir's own; a fixed `proxy.tenant` stands for every key. Stderr says when nothing
+    is stored for the id yet. Exit 2 without `--key-env`, `--tenant` or a fixed
+    tenant, or with an unset variable."""
+    import os
+
+    from proxy.scope import effective_salt, tenant_for_key, user_tenant
+
+    settings = data_dir_settings(config, data_dir)
+    fixed = settings.proxy.tenant
+    if key_env is not None and key_tenant is not None:
+        raise CliError("give --key-env or --tenant, not both")
+    if key_env is not None and not os.environ.get(key_env, "").strip():
+        raise CliError(f"environment variable {key_env} is unset or empty")
+    if key_env is None and key_tenant is None and not fixed:
+        raise CliError("name the API key (--key-env VAR) or its tenant id (--tenant t_…)")
+    engine = open_engine(config, data_dir)
+    try:
+        salt = effective_salt(settings.proxy.tenant_salt, engine.tenant_salt)
+        if key_tenant is not None:
+            base = key_tenant.strip()
+        elif fixed:
+            base = fixed
+        else:
+            base = tenant_for_key(os.environ[str(key_env)].strip(), salt)
+        stored = user_tenant(base, (user or "").strip(), salt)
+        counts = engine.status_for(stored, None)["counts"]
+    finally:
+        engine.close()
+    has_data = any(counts.values())
+    if as_json:
+        echo_json({"tenant": stored, "key_tenant": base, "stored": has_data})
+        return
+    click.echo(stored)
+    if not has_data:
+        click.echo(f"nothing is stored for {stored} yet", err=True)
