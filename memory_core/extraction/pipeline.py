@@ -284,7 +284,7 @@ out"), they change nothing."""
 
 
 _TIME_LEAD = re.compile(
-    r"\s*(?:(?:and|so)\s+)?(?:from\s+now\s+on|going\s+forward|from\s+today(?:\s+on)?"
+    r"\s*(?:(?:and|so)\s+)?(?:" + lx.EN_FROM_NOW + r"|from\s+today(?:\s+on)?"
     r"|from\s+this\s+(?:week|month|sprint|release)(?:\s+on)?|in\s+(?:the\s+)?future"
     r"|starting\s+(?:today|now|tomorrow|next\s+\w+)|as\s+of\s+(?:today|now|\w+day)"
     r"|henceforth|from\s+here\s+on)\s*[,，]?\s*", re.I)

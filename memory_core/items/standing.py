@@ -71,6 +71,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from memory_core.extraction.lexicon import EN_FROM_NOW
 from memory_core.extraction.promotion import promoted
 from memory_core.items.accounts import relayed, third_party
 from memory_core.items.fields import data_of, label, loose
@@ -84,7 +85,7 @@ from memory_core.items.readings import is_year as is_year
 
 
 STANDING_RULE = re.compile(
-    r"\b(?:always|never|from now on|going forward|from today|in future|in the future"
+    r"\b(?:always|never|" + EN_FROM_NOW + r"|from today|in future|in the future"
     r"|by default|every time|each time|any ?time|whenever"
     r"|in this (?:project|repo|repository|codebase|team|company)"
     r"|for this (?:project|repo|repository)|as a rule|must|mustn't|at all times"
