@@ -44,6 +44,7 @@ from memory_core.extraction import (
     dated,
     denial,
     elided,
+    grounds,
     irony,
     leads,
     opt_out,
@@ -685,9 +686,27 @@ class _Message:
                 self.out = [self._settling(i, at, starts) for i, at in zip(self.out, spots)]
         if self.speaker == "user":  # "In this project …", "Team decision: …"
             self.out = scope_markers.settle(self.text, self.scan, self.out)
+            self.out = self._grounded(self.out)
         if "*" in self.text or "__" in self.text:
             self.out = [replace(i, text=with_emphasis(self.text, i.text)) for i in self.out]
         return self.out
+
+    def _grounded(self, items: list[Extracted]) -> list[Extracted]:
+        """``items`` with each order that rests on a lasting reason marked ``lasting``
+        ("I live in Lisbon, so give me times in Lisbon time": :mod:`.grounds`); not a
+        guess, nor one scoped to the answer at hand (``one_off``)."""
+        out: list[Extracted] = []
+        cursor = 0
+        for item in items:
+            at = self.text.find(item.text, cursor)
+            if at >= 0:
+                cursor = at
+                if item.kind == "constraint" and not item.lasting and not item.one_off \
+                        and not item.tentative and not item.quoted \
+                        and grounds.rests_on_lasting(self.scan, at, at + len(item.text)):
+                    item = replace(item, lasting=True)
+            out.append(item)
+        return out
 
     def _settling(self, item: Extracted, at: int, starts: list[int]) -> Extracted:
         """``item`` (found at ``at`` in the text, -1 if not) marked ``lasting`` where it
