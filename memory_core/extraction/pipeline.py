@@ -635,6 +635,9 @@ class _Message:
         self.update_end: int | None = None
         self.revise_upto: int | None = None  # "… after yesterday's change": clauses before
         self.marked = False  # the sentence has a correction cue of its own
+        # where a closing "instead" that alone marks the sentence a correction starts:
+        # it revises the clause it ends, not the clauses before it
+        self.instead_at: int | None = None
         self.noted = False  # the sentence leads with a note label ("Note to self:", 提醒：)
         self.swap: replacement.Replacement | None = None  # "We replaced X with Y"
         # the last sentence withdrew an item: (where it starts, the phrase naming the item)
@@ -980,8 +983,14 @@ class _Message:
         if len(rest) <= _SMALL_TALK_MAX and _maybe_small_talk(rest, lang, toks) \
                 and rules.small_talk.match(rest):
             return
+        self.instead_at = None
+        tail = lx.EN_CORRECTION_TAIL.search(rest, toks) if lang == "en" else None
         if (lang == "ja" and lc.JA_CORRECTION_MID.search(rest)) or (
-                lx.EN_CORRECTION_TAIL.search(rest, toks) and not lx.EN_NEGATION.search(rest, toks)):
+                tail is not None and not lx.EN_NEGATION.search(rest, toks)):
+            if tail is not None and not correction and tail.group().lower().startswith("instead"):
+                # "It poured all afternoon, so I skipped my run and watched a documentary
+                # instead": the clause before says what happened, it revises nothing
+                self.instead_at = body + tail.start()
             correction = True  # "Let's use MySQL instead." (but not "Never X, use Y instead")
         question = forced == "question" or _is_question(rest, lang)
         if self.speaker == "assistant":
@@ -1365,7 +1374,7 @@ class _Message:
             kind_before, subject_before = verdict.kind, verdict.subject
             if forced in ("constraint", "preference") and verdict.kind != forced:
                 verdict = Verdict(forced, verdict.subject, verdict.negated)
-            revises = correction
+            revises = correction and (self.instead_at is None or c.end > self.instead_at)
             swap = self.swap if self.swap and c.start <= self.swap.at <= c.end else None
             if swap is not None:
                 # "We replaced RabbitMQ with Kafka": the item names what it replaces
