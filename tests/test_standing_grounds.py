@@ -103,3 +103,34 @@ FROM_NOW = [
 @pytest.mark.parametrize("text", FROM_NOW)
 def test_every_spelling_of_from_now_on_makes_a_rule(text: str) -> None:
     assert_stands(text)
+
+
+NARRATED_BEFORE_INSTEAD = [
+    ("The trains were on strike, so we drove to Leeds instead.", "trains"),
+    ("My laptop died during the demo, so I presented from my phone instead.", "laptop"),
+    ("It snowed all morning, so the kids built a snowman instead.", "snowed"),
+]
+
+
+@pytest.mark.parametrize(("text", "cause"), NARRATED_BEFORE_INSTEAD)
+def test_a_closing_instead_revises_only_its_own_clause(text: str, cause: str) -> None:
+    before = [i for i in extract(text) if cause in i.text.lower()]
+    assert before, extract(text)
+    assert not any(i.correction or stands(i) for i in before), before
+
+
+def test_a_closing_instead_still_marks_the_choice_it_ends() -> None:
+    items = extract("Postgres was too slow for us, so let's use MySQL instead.")
+    assert any(i.correction and "MySQL" in i.text for i in items), items
+
+
+DISLIKED_POINTERS = ["I hate this.", "Honestly, I really dislike that!", "I can't stand it."]
+
+
+@pytest.mark.parametrize("text", DISLIKED_POINTERS)
+def test_a_dislike_of_what_was_just_shown_does_not_stand(text: str) -> None:
+    assert_none_stands(text)
+
+
+def test_a_named_dislike_still_stands() -> None:
+    assert_stands("I hate it when replies end with a question.")
