@@ -315,10 +315,10 @@ REACTION = re.compile(
     r"|(?:your|their|his|her|these|those)\s)", re.I)
 """A liking that reacts to what was just shown or said, not a lasting taste: its object
 is only "it"/"this"/"that", liked or disliked ("I love it!", "We love it, it brings us
-closer", "Yeah, I love to.", "I hate this."), a manner or a clause ("I love how you framed it", "I love that you kept
-going", "I like the way it came out"), someone else's thing or one pointed at ("I love
-your garden", "We enjoy those sunsets"), or a wish for one occasion ("I'd love to see
-another painting"). "I like it when answers are short" and "I love Bach" name what is
+closer", "Yeah, I love to.", "I hate this."), a manner or a clause ("I love how you
+framed it", "I love that you kept going", "I like the way it came out"), someone else's
+thing or one pointed at ("I love your garden", "We enjoy those sunsets"), or a wish for
+one occasion ("I'd love to see another painting"). "I like it when answers are short" and "I love Bach" name what is
 liked."""
 
 
