@@ -227,12 +227,17 @@ _FIRST_JOINT = re.compile(r"^(?:[,，;；、\s]|and\s|but\s|so\s)+", re.I)
 _HYPOTHETICAL_JOINT = re.compile(r",?\s+(?:but|and|so|whereas|while)\s+|[,;，；、]\s*", re.I)
 """Where a statement ends and a supposition after it begins (:func:`modality.hypothetical`)."""
 _AFTER_JOINT = re.compile(r"(?:[,，;；、\s]|and\s|but\s|so\s|whereas\s|while\s)+", re.I)
+_PRONOUN = r"(?:i|we|you|they|he|she|it|one)\b"
 _SCOPE_LEAD = re.compile(
-    r"(?:in|for|within|across)\s+(?:this|our|the|every|all)\s+(?:repo|repository|repos"
+    r"(?:in|for|within|across)\s+(?:this|our|the|every|all)\s+(?:(?:repo|repository|repos"
     r"|project|projects|codebase|team|company|org|organi[sz]ation|monorepo|workspace)\b"
-    r"[,:]?\s*", re.I)
-"""Where a rule holds, before it ("In this repo, we never push to main"): the clause is
-read from after it, and quotes it (its scope is part of what the user said)."""
+    r"[,:]?\s*|(?:(?!" + _PRONOUN + r")[\w-]+\s+)?(?!" + _PRONOUN + r")[\w-]+\s*,?\s*"
+    r"(?=(?:always|never|don't|do\s+not)\s+[a-z]))",
+    re.I)
+"""Where a rule holds, before it ("In this repo, we never push to main"; any place or
+thing when an order's "always" or "never" follows: "In this pipeline never auto-retry
+flaky jobs", "For this client, never use Comic Sans"): the clause is read from after
+it, and quotes it (its scope is part of what the user said)."""
 _ZH_ORDER_LEAD = re.compile(
     r"(?:请|麻烦(?:你|您)?|帮(?:我|忙)|你|您)?把(?:这(?!个?(?:项目|仓库|代码库|团队|公司|服务|系统))"
     r"|那|上面|下面|第\s*\d+\s*行)")
