@@ -134,3 +134,31 @@ def test_a_dislike_of_what_was_just_shown_does_not_stand(text: str) -> None:
 
 def test_a_named_dislike_still_stands() -> None:
     assert_stands("I hate it when replies end with a question.")
+
+
+SCOPED_ORDERS = [
+    "In this pipeline never auto-merge dependabot PRs.",
+    "For this client, never use Comic Sans.",
+    "Within the billing service always log the request id.",
+]
+
+
+@pytest.mark.parametrize("text", SCOPED_ORDERS)
+def test_an_order_after_any_scope_lead_stands(text: str) -> None:
+    orders = _order(text)
+    assert orders and any(stands(i) for i in orders), extract(text)
+
+
+def test_a_habit_after_a_time_lead_is_no_order() -> None:
+    assert not _order("In the morning I always run 5 km.")
+
+
+COMPARED_SIBLINGS = [
+    "Run 8: batch 32, loss 0.71. Noticeably better than run 7.",
+    "Trial 4: 12 of 20 passed. Two more than trial 3.",
+]
+
+
+@pytest.mark.parametrize("text", COMPARED_SIBLINGS)
+def test_a_comparison_with_another_member_of_the_series_does_not_stand(text: str) -> None:
+    assert_none_stands(text)

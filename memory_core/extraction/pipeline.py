@@ -617,6 +617,32 @@ def _mark_quoted(text: str, items: list[Extracted], others: list[tuple[int, int]
     return out
 
 
+_SERIES_WORD = re.compile(r"([a-z][a-z-]{1,15}) #?\d+[a-z]?")
+"""An English ordinal label ("run 17", "trial 4"): its word names the series."""
+_LEADING_LABEL = re.compile(r"(?:^|[.!?]\s+|\n)\s*([A-Za-z][A-Za-z-]{1,15})\s*#?\d+[a-z]?\s*:\s")
+"""A sentence led by an ordinal label and a colon ("Run 8: batch 32, …"), whether or
+not it gave an item."""
+
+
+def _siblings(text: str, items: list[Extracted]) -> list[Extracted]:
+    """``items`` with each that names another member of a series the message labels
+    ("Run 17: … val loss 1.92. A bit worse than run 16.") labelled with that member:
+    it compares one run with another, one of the series as the labelled lines are."""
+    words = {m.group(1) for i in items if i.label
+             for m in [_SERIES_WORD.fullmatch(i.label)] if m is not None}
+    if ":" in text:
+        words |= {m.group(1).lower() for m in _LEADING_LABEL.finditer(text)}
+    if not words:
+        return items
+    named = re.compile(r"\b(" + "|".join(sorted(map(re.escape, words))) + r")\s*#?(\d+[a-z]?)\b",
+                       re.I)
+    out = []
+    for item in items:
+        m = None if item.label else named.search(item.text)
+        out.append(replace(item, label=f"{m.group(1).lower()} {m.group(2)}") if m else item)
+    return out
+
+
 class _Message:
     """The state one message carries from sentence to sentence (see module doc)."""
 
@@ -695,6 +721,7 @@ class _Message:
         if self.speaker == "user":  # "In this project …", "Team decision: …"
             self.out = scope_markers.settle(self.text, self.scan, self.out)
             self.out = self._grounded(self.out)
+        self.out = _siblings(self.text, self.out)
         if "*" in self.text or "__" in self.text:
             self.out = [replace(i, text=with_emphasis(self.text, i.text)) for i in self.out]
         return self.out
