@@ -155,7 +155,7 @@ def test_a_habit_after_a_time_lead_is_no_order() -> None:
 
 COMPARED_SIBLINGS = [
     "Run 8: batch 32, loss 0.71. Noticeably better than run 7.",
-    "Trial 4: 12 of 20 passed. Two more than trial 3.",
+    "Run 12: dropout 0.2, val acc 0.88. Similar to run 11.",
 ]
 
 
