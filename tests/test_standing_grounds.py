@@ -162,3 +162,19 @@ COMPARED_SIBLINGS = [
 @pytest.mark.parametrize("text", COMPARED_SIBLINGS)
 def test_a_comparison_with_another_member_of_the_series_does_not_stand(text: str) -> None:
     assert_none_stands(text)
+
+
+DENIED_VALUES = [
+    "我儿子生日是 5 月 8 号，不是 5 月 18 号。",
+    "面试定在 3 月 2 日，不是 3 月 12 日。",
+]
+
+
+@pytest.mark.parametrize("text", DENIED_VALUES)
+def test_a_denied_old_value_stays_in_its_statement(text: str) -> None:
+    items = extract(text)
+    assert len(items) == 1 and items[0].text == text, items
+
+
+def test_two_values_of_one_measure_still_split() -> None:
+    assert len(extract("我每周跑步 3 次，每次 5 公里。")) == 2

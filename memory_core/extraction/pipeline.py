@@ -215,6 +215,10 @@ _EN_SUBORDINATE = re.compile(r"\s*(?:when|whenever|if|once|after|before|while|un
 """A sentence that opens with a condition, a cause or a setting ("With 3 replicas, …",
 "Above 90 % disk usage, …"): its comma ends that, not a statement."""
 _NUMERIC_JOINT = re.compile(r",?\s+(?:and|but|while|whereas)\s+|[,，;；、]\s*", re.I)
+_DENIED_VALUE = re.compile(r"\s*(?:not|rather\s+than|instead\s+of|不是|并非|而非|而不是|非"
+                           r"|じゃなくて|じゃなく|ではなく)\s*(?=[\d０-９一二三四五六七八九十])", re.I)
+"""What opens a number the statement denies ("7, not 6", "9 月 3 号，不是 9 月 13 号"):
+the old value beside the new one, part of one statement, not a second."""
 _ZH_NEW_SUBJECT = re.compile(
     r"[，,](?=[^，,。是不也就但而还都所因然]{1,8}(?:是|为|大概|大约|约为|达到|超过))")
 """A comma followed by a new subject and its copula starts a second statement."""
@@ -421,6 +425,8 @@ def _clause_spans(scan: str, a: int, b: int, lang: str, quantities: list[Quantit
         if i == 0 or i == len(quantities) or quantities[i - 1].end > m.start():
             continue
         left, right = quantities[i - 1], quantities[i]
+        if _DENIED_VALUE.match(scan, m.end(), right.start + 1):
+            continue
         if (_same_measure(left, right) or lang == "en" and _EN_NEW_SUBJECT.match(scan, m.end())
                 and not _EN_SUBORDINATE.match(scan, a, m.start())
                 ) and not _BETWEEN.search(scan, max(a, left.start - 9), left.start + 1):
