@@ -178,3 +178,18 @@ def test_a_denied_old_value_stays_in_its_statement(text: str) -> None:
 
 def test_two_values_of_one_measure_still_split() -> None:
     assert len(extract("我每周跑步 3 次，每次 5 公里。")) == 2
+
+
+CHOSEN_OVER_ANOTHER = [
+    "I'd like a store credit rather than a refund, please.",
+    "We'd like a quiet room instead of a sea-view room.",
+]
+
+
+@pytest.mark.parametrize("text", CHOSEN_OVER_ANOTHER)
+def test_one_thing_chosen_over_another_is_a_single_request(text: str) -> None:
+    assert_none_stands(text)
+
+
+def test_a_kind_chosen_over_another_still_stands() -> None:
+    assert_stands("I'd like answers in Spanish rather than English, please.")

@@ -162,9 +162,11 @@ SINGLE_REQUEST = re.compile(
     r"(?:(?:i|we)(?:'d|\s+would)\s+(?:really\s+)?like|(?:can|could|may)\s+(?:i|we)\s+"
     r"(?:please\s+)?(?:get|have))"
     r"\s+(?:a|an|one)\s+(?:[\w-]+\s+){0,3}?[\w-]+(?:\s+for\s+(?:order\s+)?#?\w+)?"
-    r"\s*[.!?]?\s*$", re.I)
+    r"(?:,?\s+(?:rather\s+than|instead\s+of|not)\s+(?:a|an|one)\s+(?:[\w-]+\s+){0,2}?[\w-]+)?"
+    r"(?:,?\s+please)?\s*[.!?]?\s*$", re.I)
 """A wish for one thing and nothing more ("I'd like a refund.", "Could I get a new
-charger?"): what it asks for is one object, with no scope ("I'd like answers in
+charger?", "I'd like a replacement rather than a refund, please": one thing chosen over
+another): what it asks for is one object, with no scope ("I'd like answers in
 Spanish" names a kind of thing; "I need a …" may be a lasting need)."""
 
 
