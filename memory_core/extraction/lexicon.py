@@ -159,14 +159,26 @@ def ordinal_label(m: re.Match[str]) -> str:
     return f"{word.lower()} {m.group('num') or m.group('num2')}"
 
 
+EN_FROM_NOW = (r"(?:from\s+now\s+on|going\s+forward|moving\s+forward|henceforth|hereafter"
+               r"|from\s+here\s+(?:on(?:\s+out)?|onwards?)|from\s+this\s+point\s+(?:on|onwards?"
+               r"|forward)|from\s+today\s+(?:on|onwards?))")
+"""Every way a lead says that what follows holds from now on ("From now on", "From here
+on", "From this point forward", "Henceforth"): one list, read alike by the imperative,
+the update and the rule patterns below and by
+:data:`memory_core.items.standing.STANDING_RULE`, so that no spelling of it is a rule
+in one place and nothing in another."""
+EN_FROM_NOW_FIRST = "from going moving henceforth hereafter"
+"""The first words of :data:`EN_FROM_NOW`'s phrases (a :class:`Lead`'s gate)."""
+
+
 # Unmarked updates: a statement that says the state changed, without "actually".
 EN_UPDATE_LEAD = Lead(en(
-    r"^(?:" + alt("from today|as of today|starting today|from now on|going forward|as of now"
+    r"^(?:" + EN_FROM_NOW + "|" + alt("from today|as of today|starting today|as of now"
                   "|from this week|starting this week|from tomorrow|starting tomorrow") + r")\b"
-    r"[\s,:;-]*|^new\s(?=[\w\s-]{1,40}:)"), "from as starting going new")
+    r"[\s,:;-]*|^new\s(?=[\w\s-]{1,40}:)"), "as starting new " + EN_FROM_NOW_FIRST)
 """'From today the standup is at 10:00.', 'New phone number: …': the rest of the sentence
 replaces the old state."""
-EN_RULE_LEAD = en(r"^(?:from now on|going forward)\b")
+EN_RULE_LEAD = en(r"^" + EN_FROM_NOW + r"\b")
 """Update leads that also state a rule: kept in the clause, whose rules read them."""
 _EN_EFFECTIVE_DATE = (
     r"(?:today|tomorrow|this\s+(?:week|month|sprint)"
@@ -761,9 +773,9 @@ EN_NEG_IMPERATIVE = Lead(en(
 EN_POS_IMPERATIVE = Lead(en(
     r"^(?:(?:please|pls|and|but|so|also|just|then|kindly)\s+)*(?:always|make\ssure|ensure"
     r"|be\ssure\sto|remember\sto|don't\sforget\sto|do\snot\sforget\sto|never\sforget\sto"
-    r"|from\snow\son|going\sforward|in\s(?:the\s)?future|by\sdefault|only\sever|at\sall\stimes)\b"
+    r"|" + EN_FROM_NOW + r"|in\s(?:the\s)?future|by\sdefault|only\sever|at\sall\stimes)\b"
 ), "please pls kindly just also and but so then now always make ensure be remember don't do "
-   "never from going in by only at")
+   "never in by only at " + EN_FROM_NOW_FIRST)
 EN_MODAL_RULE = Cue(en(
     r"\b(?:must(?:n't|\snot|\snever|\salways)?|has\sto|have\sto|shall(?:\snot)?|should\s(?:always"
     r"|never|not)|shouldn't|is\s(?:not\s)?(?:allowed|permitted|required)\sto|are\s(?:not\s)?"

@@ -323,3 +323,58 @@ def _quote_end(scan: str, at: int) -> int:
             return i + 1
         i = scan.find(closer, i + 1, stop)
     return stop
+
+
+# --- a pasted block the user asks about -------------------------------------------
+
+_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+\S")
+"""A markdown heading: the line that opens a document's section."""
+_SHAPED_LINE = re.compile(
+    r"^(?:[ \t]{2,}\S"  # indented: a commit body, a traceback frame, a nested field
+    r"|commit\s+[0-9a-f]{7,40}\b"  # a git log entry
+    r"|[A-Z][\w-]{1,24}:[ \t]+\S[^\n]*<[^>\s]+@[^>\s]+>"  # a header with an address
+    r"|\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d"  # a timestamped log line
+    r"|\[[\w./-]{1,24}\][ \t])")  # a tagged log line: "[ci] job …"
+"""A line shaped by a tool, not written as prose: the lines of a log, a git log, an
+email header."""
+_OWN_VOICE = re.compile(
+    r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|we've|our|ours|us)\b|我|私|僕|俺", re.I)
+"""Words by which the block is the user's own: the user speaks in it."""
+_ASKS_BACK = re.compile(
+    r"\b(?:these|those|this|that|it|them|above)\b|这些|那些|这个|那个|上面|以上|これ|それ"
+    r"|この|その|上記", re.I)
+"""Words by which the closing question points back at the block above it."""
+_QUESTION_OPEN = re.compile(
+    r"^\W*(?:(?:so|and|but|ok|okay|anyway|now)\W+)?(?:can|could|would|will|which|what"
+    r"|what's|why|how|who|where|when|is|are|does|do|did|should)\b", re.I)
+
+
+def asked_about_spans(scan: str) -> list[tuple[int, int]]:
+    """The block a message shows only to ask about it, as ``[(start, end)]`` (empty if
+    none): everything before the message's last paragraph (after its last blank line,
+    else its last line) when that paragraph is a question that points back at the
+    block ("which of these two touched …?", "Can you turn that into bullet points?") and
+    the block is pasted by its shape (a markdown heading, or lines a tool wrote: a log,
+    a git log; :data:`_SHAPED_LINE`) and not in the user's own voice (:data:`_OWN_VOICE`,
+    :data:`_ADOPT_EN`, in the block or the question). The rules inside such a block
+    ("Always sign off your commits") are the document's, not the user's; the question
+    is the user's."""
+    if "\n" not in scan:
+        return []
+    body = scan.rstrip()
+    cut = body.rfind("\n\n")
+    cut = body.rfind("\n") if cut < 0 else cut + 1
+    block, last = body[:cut], body[cut:].strip()
+    if not block.strip() or not last or "\n" in last:
+        return []
+    if not ("?" in last or "？" in last or _QUESTION_OPEN.match(last)) \
+            or _ASKS_BACK.search(last) is None:
+        return []
+    lines = [ln for ln in block.split("\n") if ln.strip()]
+    shaped = sum(1 for ln in lines if _SHAPED_LINE.match(ln))
+    if not (any(_HEADING.match(ln) for ln in lines)
+            or (len(lines) >= 2 and 2 * shaped >= len(lines))):
+        return []
+    if _OWN_VOICE.search(block) or _ADOPT_EN.search(block) or _ADOPT_EN.search(last):
+        return []  # the user's own rules, or ones the question adopts ("Follow these?")
+    return [(0, len(block.rstrip()))]

@@ -45,6 +45,7 @@ from memory_core.extraction import (
     dated,
     denial,
     elided,
+    grounds,
     irony,
     leads,
     opt_out,
@@ -215,6 +216,10 @@ _EN_SUBORDINATE = re.compile(r"\s*(?:when|whenever|if|once|after|before|while|un
 """A sentence that opens with a condition, a cause or a setting ("With 3 replicas, …",
 "Above 90 % disk usage, …"): its comma ends that, not a statement."""
 _NUMERIC_JOINT = re.compile(r",?\s+(?:and|but|while|whereas)\s+|[,，;；、]\s*", re.I)
+_DENIED_VALUE = re.compile(r"\s*(?:not|rather\s+than|instead\s+of|不是|并非|而非|而不是|非"
+                           r"|じゃなくて|じゃなく|ではなく)\s*(?=[\d０-９一二三四五六七八九十])", re.I)
+"""What opens a number the statement denies ("7, not 6", "9 月 3 号，不是 9 月 13 号"):
+the old value beside the new one, part of one statement, not a second."""
 _ZH_NEW_SUBJECT = re.compile(
     r"[，,](?=[^，,。是不也就但而还都所因然]{1,8}(?:是|为|大概|大约|约为|达到|超过))")
 """A comma followed by a new subject and its copula starts a second statement."""
@@ -227,12 +232,17 @@ _FIRST_JOINT = re.compile(r"^(?:[,，;；、\s]|and\s|but\s|so\s)+", re.I)
 _HYPOTHETICAL_JOINT = re.compile(r",?\s+(?:but|and|so|whereas|while)\s+|[,;，；、]\s*", re.I)
 """Where a statement ends and a supposition after it begins (:func:`modality.hypothetical`)."""
 _AFTER_JOINT = re.compile(r"(?:[,，;；、\s]|and\s|but\s|so\s|whereas\s|while\s)+", re.I)
+_PRONOUN = r"(?:i|we|you|they|he|she|it|one)\b"
 _SCOPE_LEAD = re.compile(
-    r"(?:in|for|within|across)\s+(?:this|our|the|every|all)\s+(?:repo|repository|repos"
+    r"(?:in|for|within|across)\s+(?:this|our|the|every|all)\s+(?:(?:repo|repository|repos"
     r"|project|projects|codebase|team|company|org|organi[sz]ation|monorepo|workspace)\b"
-    r"[,:]?\s*", re.I)
-"""Where a rule holds, before it ("In this repo, we never push to main"): the clause is
-read from after it, and quotes it (its scope is part of what the user said)."""
+    r"[,:]?\s*|(?:(?!" + _PRONOUN + r")[\w-]+\s+)?(?!" + _PRONOUN + r")[\w-]+\s*,?\s*"
+    r"(?=(?:always|never|don't|do\s+not)\s+[a-z]))",
+    re.I)
+"""Where a rule holds, before it ("In this repo, we never push to main"; any place or
+thing when an order's "always" or "never" follows: "In this pipeline never auto-retry
+flaky jobs", "For this client, never use Comic Sans"): the clause is read from after
+it, and quotes it (its scope is part of what the user said)."""
 _ZH_ORDER_LEAD = re.compile(
     r"(?:请|麻烦(?:你|您)?|帮(?:我|忙)|你|您)?把(?:这(?!个?(?:项目|仓库|代码库|团队|公司|服务|系统))"
     r"|那|上面|下面|第\s*\d+\s*行)")
@@ -285,7 +295,7 @@ out"), they change nothing."""
 
 
 _TIME_LEAD = re.compile(
-    r"\s*(?:(?:and|so)\s+)?(?:from\s+now\s+on|going\s+forward|from\s+today(?:\s+on)?"
+    r"\s*(?:(?:and|so)\s+)?(?:" + lx.EN_FROM_NOW + r"|from\s+today(?:\s+on)?"
     r"|from\s+this\s+(?:week|month|sprint|release)(?:\s+on)?|in\s+(?:the\s+)?future"
     r"|starting\s+(?:today|now|tomorrow|next\s+\w+)|as\s+of\s+(?:today|now|\w+day)"
     r"|henceforth|from\s+here\s+on)\s*[,，]?\s*", re.I)
@@ -416,6 +426,8 @@ def _clause_spans(scan: str, a: int, b: int, lang: str, quantities: list[Quantit
         if i == 0 or i == len(quantities) or quantities[i - 1].end > m.start():
             continue
         left, right = quantities[i - 1], quantities[i]
+        if _DENIED_VALUE.match(scan, m.end(), right.start + 1):
+            continue
         if (_same_measure(left, right) or lang == "en" and _EN_NEW_SUBJECT.match(scan, m.end())
                 and not _EN_SUBORDINATE.match(scan, a, m.start())
                 ) and not _BETWEEN.search(scan, max(a, left.start - 9), left.start + 1):
@@ -644,6 +656,32 @@ def _mark_quoted(text: str, items: list[Extracted], others: list[tuple[int, int]
     return out
 
 
+_SERIES_WORD = re.compile(r"([a-z][a-z-]{1,15}) #?\d+[a-z]?")
+"""An English ordinal label ("run 17", "trial 4"): its word names the series."""
+_LEADING_LABEL = re.compile(r"(?:^|[.!?]\s+|\n)\s*([A-Za-z][A-Za-z-]{1,15})\s*#?\d+[a-z]?\s*:\s")
+"""A sentence led by an ordinal label and a colon ("Run 8: batch 32, …"), whether or
+not it gave an item."""
+
+
+def _siblings(text: str, items: list[Extracted]) -> list[Extracted]:
+    """``items`` with each that names another member of a series the message labels
+    ("Run 17: … val loss 1.92. A bit worse than run 16.") labelled with that member:
+    it compares one run with another, one of the series as the labelled lines are."""
+    words = {m.group(1) for i in items if i.label
+             for m in [_SERIES_WORD.fullmatch(i.label)] if m is not None}
+    if ":" in text:
+        words |= {m.group(1).lower() for m in _LEADING_LABEL.finditer(text)}
+    if not words:
+        return items
+    named = re.compile(r"\b(" + "|".join(sorted(map(re.escape, words))) + r")\s*#?(\d+[a-z]?)\b",
+                       re.I)
+    out = []
+    for item in items:
+        m = None if item.label else named.search(item.text)
+        out.append(replace(item, label=f"{m.group(1).lower()} {m.group(2)}") if m else item)
+    return out
+
+
 class _Message:
     """The state one message carries from sentence to sentence (see module doc)."""
 
@@ -667,6 +705,9 @@ class _Message:
         self.update_end: int | None = None
         self.revise_upto: int | None = None  # "… after yesterday's change": clauses before
         self.marked = False  # the sentence has a correction cue of its own
+        # where a closing "instead" that alone marks the sentence a correction starts:
+        # it revises the clause it ends, not the clauses before it
+        self.instead_at: int | None = None
         self.noted = False  # the sentence leads with a note label ("Note to self:", 提醒：)
         self.swap: replacement.Replacement | None = None  # "We replaced X with Y"
         # the last sentence withdrew an item: (where it starts, the phrase naming the item)
@@ -718,9 +759,28 @@ class _Message:
                 self.out = [self._settling(i, at, starts) for i, at in zip(self.out, spots)]
         if self.speaker == "user":  # "In this project …", "Team decision: …"
             self.out = scope_markers.settle(self.text, self.scan, self.out)
+            self.out = self._grounded(self.out)
+        self.out = _siblings(self.text, self.out)
         if "*" in self.text or "__" in self.text:
             self.out = [replace(i, text=with_emphasis(self.text, i.text)) for i in self.out]
         return self.out
+
+    def _grounded(self, items: list[Extracted]) -> list[Extracted]:
+        """``items`` with each order that rests on a lasting reason marked ``lasting``
+        ("I live in Lisbon, so give me times in Lisbon time": :mod:`.grounds`); not a
+        guess, nor one scoped to the answer at hand (``one_off``)."""
+        out: list[Extracted] = []
+        cursor = 0
+        for item in items:
+            at = self.text.find(item.text, cursor)
+            if at >= 0:
+                cursor = at
+                if item.kind == "constraint" and not item.lasting and not item.one_off \
+                        and not item.tentative and not item.quoted \
+                        and grounds.rests_on_lasting(self.scan, at, at + len(item.text)):
+                    item = replace(item, lasting=True)
+            out.append(item)
+        return out
 
     def _settling(self, item: Extracted, at: int, starts: list[int]) -> Extracted:
         """``item`` (found at ``at`` in the text, -1 if not) marked ``lasting`` where it
@@ -994,8 +1054,14 @@ class _Message:
         if len(rest) <= _SMALL_TALK_MAX and _maybe_small_talk(rest, lang, toks) \
                 and rules.small_talk.match(rest):
             return
+        self.instead_at = None
+        tail = lx.EN_CORRECTION_TAIL.search(rest, toks) if lang == "en" else None
         if (lang == "ja" and lc.JA_CORRECTION_MID.search(rest)) or (
-                lx.EN_CORRECTION_TAIL.search(rest, toks) and not lx.EN_NEGATION.search(rest, toks)):
+                tail is not None and not lx.EN_NEGATION.search(rest, toks)):
+            if tail is not None and not correction and tail.group().lower().startswith("instead"):
+                # "It poured all afternoon, so I skipped my run and watched a documentary
+                # instead": the clause before says what happened, it revises nothing
+                self.instead_at = body + tail.start()
             correction = True  # "Let's use MySQL instead." (but not "Never X, use Y instead")
         question = forced == "question" or _is_question(rest, lang)
         if self.speaker == "assistant":
@@ -1391,7 +1457,7 @@ class _Message:
             kind_before, subject_before = verdict.kind, verdict.subject
             if forced in ("constraint", "preference") and verdict.kind != forced:
                 verdict = Verdict(forced, verdict.subject, verdict.negated)
-            revises = correction
+            revises = correction and (self.instead_at is None or c.end > self.instead_at)
             swap = self.swap if self.swap and c.start <= self.swap.at <= c.end else None
             if swap is not None:
                 # "We replaced RabbitMQ with Kafka": the item names what it replaces

@@ -38,7 +38,7 @@ from bisect import bisect_left
 from memory_core.extraction.frame import frame_spans
 from memory_core.extraction.joke import joke_spans
 from memory_core.extraction.listing import listing_lines
-from memory_core.extraction.material import MATERIAL, material_spans
+from memory_core.extraction.material import MATERIAL, asked_about_spans, material_spans
 
 MASK = "\ue000"
 """Private-use character standing in for masked text; not ``\\w``, so no cue matches it."""
@@ -711,6 +711,8 @@ def prepare(text: str) -> str:
     # a fiction the user set up, or a claim taken back as a joke: not the user's own
     # statement (frame.py, joke.py), masked as material below
     fiction = frame_spans(scan) + joke_spans(scan)
+    if "\n" in scan:  # a pasted block shown only to ask about it ("which of these …?")
+        fiction += asked_about_spans(scan)
     if not machine and not client and not fiction and not _MAY_MASK.search(scan) \
             and "*" not in scan and "__" not in scan:
         # plain prose: nothing to mask

@@ -71,6 +71,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from memory_core.extraction.lexicon import EN_FROM_NOW
 from memory_core.extraction.promotion import promoted
 from memory_core.items.accounts import relayed, third_party
 from memory_core.items.fields import data_of, label, loose
@@ -84,7 +85,7 @@ from memory_core.items.readings import is_year as is_year
 
 
 STANDING_RULE = re.compile(
-    r"\b(?:always|never|from now on|going forward|from today|in future|in the future"
+    r"\b(?:always|never|" + EN_FROM_NOW + r"|from today|in future|in the future"
     r"|by default|every time|each time|any ?time|whenever"
     r"|in this (?:project|repo|repository|codebase|team|company)"
     r"|for this (?:project|repo|repository)|as a rule|must|mustn't|at all times"
@@ -305,18 +306,19 @@ REACTION = re.compile(
     r"^\W*(?:(?:oh|wow|aw+|yeah|yes|yep|and|also|so|honestly|omg|haha|thanks)\W+)*"
     r"(?:i|we)(?:'d|\s+would)\s+(?:really\s+|so\s+|absolutely\s+)?love\s+to\b"
     r"|^\W*(?:(?:oh|wow|aw+|yeah|yes|yep|and|also|so|honestly|omg|haha)\W+)*(?:i|we)\s+"
-    r"(?:(?:really|just|also|absolutely|totally|do)\s+)*(?:love|like|enjoy|adore)\s+"
+    r"(?:(?:really|just|also|absolutely|totally|do)\s+)*(?:love|like|enjoy|adore|hate|dislike"
+    r"|loathe|detest|can't\s+stand)\s+"
     r"(?:it|this|that|them|to)(?:\s+(?:so\s+much|a\s+lot))?\s*(?:[,.!;:)]|$)"
     r"|^\W*(?:(?:oh|wow|aw+|yeah|yes|yep|and|also|so|honestly|omg|haha)\W+)*(?:i|we)\s+"
     r"(?:(?:really|just|also|absolutely|totally|do)\s+)*(?:love|like|enjoy|adore)\s+"
     r"(?:how|the\s+way|that\s+(?:you|it|they|he|she|we|i|this|there)\b"
     r"|(?:your|their|his|her|these|those)\s)", re.I)
 """A liking that reacts to what was just shown or said, not a lasting taste: its object
-is only "it"/"this"/"that" ("I love it!", "We love it, it brings us closer", "Yeah, I
-love to."), a manner or a clause ("I love how you framed it", "I love that you kept
-going", "I like the way it came out"), someone else's thing or one pointed at ("I love
-your garden", "We enjoy those sunsets"), or a wish for one occasion ("I'd love to see
-another painting"). "I like it when answers are short" and "I love Bach" name what is
+is only "it"/"this"/"that", liked or disliked ("I love it!", "We love it, it brings us
+closer", "Yeah, I love to.", "I hate this."), a manner or a clause ("I love how you
+framed it", "I love that you kept going", "I like the way it came out"), someone else's
+thing or one pointed at ("I love your garden", "We enjoy those sunsets"), or a wish for
+one occasion ("I'd love to see another painting"). "I like it when answers are short" and "I love Bach" name what is
 liked."""
 
 

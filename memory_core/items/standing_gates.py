@@ -88,6 +88,14 @@ _MOMENT = re.compile(
 """Words that bind what is asked to the moment it is asked in: "right now", "this
 time", "today", "in ten minutes", a "now" that ends its clause ("quiz me now")."""
 
+_ONCE = re.compile(
+    r"\b(?:(?:just|only)\s+)?this\s+(?:once|time)\b|\bjust\s+once\b"
+    r"|\bfor\s+this\s+[\w-]+(?:\s+[\w-]+)?\s+only\b|\b(?:only|just)\s+for\s+this\s+[\w-]+"
+    r"|这次|这一次|这回|今回|今度だけ", re.I)
+"""Words that limit what is said to one occasion ("this time", "for this deploy only",
+这次, 今回): unlike "today", they bind a decision too ("This time let's reply in
+English"); a scope that lasts ("for this repo only") says it stands and passes."""
+
 _REQUEST = re.compile(
     r"\b(?!(?:like|love|for|to|with|at|of|about|from|by|than|as|on|in)\b)[a-z]+\s+(?:me|us)\b"
     r"|\b(?:can|could|would|will)\s+you\b|\bplease\b"
@@ -111,8 +119,11 @@ def bound_to_now(row: Any) -> bool:
     """Whether an item is a request or a need bound to the moment it was said in
     (module doc, "When it holds"): it asks (:data:`_REQUEST`), names the moment
     (:data:`_MOMENT`), and does not say it stands, nor open with the speaker's own
-    state, new "now" (:data:`_OWN_STATE`)."""
+    state, new "now" (:data:`_OWN_STATE`); or, of any kind, it names one occasion
+    (:data:`_ONCE`) and does not say it stands."""
     text = row["text"] or ""
+    if _ONCE.search(text) is not None and not is_standing_rule(text) and not lasting(row):
+        return True  # "bump memory to 1Gi for this deploy only", 这次用英文回复吧
     return (row["kind"] != "decision" and _MOMENT.search(text) is not None
             and _REQUEST.search(text) is not None and not is_standing_rule(text)
             and _OWN_STATE.match(text) is None)
@@ -151,9 +162,11 @@ SINGLE_REQUEST = re.compile(
     r"(?:(?:i|we)(?:'d|\s+would)\s+(?:really\s+)?like|(?:can|could|may)\s+(?:i|we)\s+"
     r"(?:please\s+)?(?:get|have))"
     r"\s+(?:a|an|one)\s+(?:[\w-]+\s+){0,3}?[\w-]+(?:\s+for\s+(?:order\s+)?#?\w+)?"
-    r"\s*[.!?]?\s*$", re.I)
+    r"(?:,?\s+(?:rather\s+than|instead\s+of|not)\s+(?:a|an|one)\s+(?:[\w-]+\s+){0,2}?[\w-]+)?"
+    r"(?:,?\s+please)?\s*[.!?]?\s*$", re.I)
 """A wish for one thing and nothing more ("I'd like a refund.", "Could I get a new
-charger?"): what it asks for is one object, with no scope ("I'd like answers in
+charger?", "I'd like a replacement rather than a refund, please": one thing chosen over
+another): what it asks for is one object, with no scope ("I'd like answers in
 Spanish" names a kind of thing; "I need a …" may be a lasting need)."""
 
 
