@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,3 +83,7 @@ class CaptureTicket:
     journaled: bool = False
     """The answer's capture was written to the capture journal when queued: it
     survives a crash before its commit (nothing need wait for that commit)."""
+    extract_key: Hashable = None
+    """The writer's order key of the extraction jobs the request's capture queued
+    for after its commit (:meth:`memory_core.capture.jobs.CaptureJobs.capture_request`);
+    the answer's capture goes after them. ``None``: none."""

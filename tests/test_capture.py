@@ -1171,3 +1171,115 @@ def test_a_memory_off_request_is_extracted_after_its_answer_commits(tmp_path: Pa
     assert run(True, after) == expected
     assert inline[:2] == ["_capture_response_job", "_extract_pending"]  # the answer's
     assert after[:3] == ["_capture_response_job", "_extract_pending", "_extract_pending"]
+
+
+def _held_engine(path: Path, order: list[str]) -> Any:
+    """An engine whose writer holds every job queued to give way (as while a request is
+    in flight, without a time limit), and that records, in ``order``, each request
+    capture (its request id), answer capture and queued extraction as it runs."""
+    from memory_core.engine import Engine
+
+    engine = Engine(path)
+    engine.store.hold_background(lambda: True, 60.0)
+    jobs = engine.captures
+    capture, answer, pending = (jobs._capture_request_job, jobs._capture_response_job,
+                                jobs._extract_pending)
+
+    def traced_capture(tx: Any, ticket: Any, *a: Any) -> Any:
+        order.append(ticket.request_id)
+        return capture(tx, ticket, *a)
+
+    def traced_answer(tx: Any, ticket: Any, *a: Any) -> Any:
+        order.append(f"answer {ticket.request_id}")
+        return answer(tx, ticket, *a)
+
+    def traced_pending(tx: Any, message_id: int, *a: Any) -> Any:
+        order.append(f"extract {message_id}")
+        return pending(tx, message_id, *a)
+
+    jobs._capture_request_job = traced_capture
+    jobs._capture_response_job = traced_answer
+    jobs._extract_pending = traced_pending
+    return engine
+
+
+_OPENING = ("Keep in mind that the staging database runs on port 5433 and the nightly"
+            " backup starts at 02:00 UTC.")
+
+
+def test_a_new_conversation_does_not_wait_for_an_unanswered_requests_extraction(
+        tmp_path: Path) -> None:
+    """Two requests of one persona in flight, each a new conversation (issue 28's
+    16 concurrent clients): the first one's opening is extracted by a job after its
+    commit (capture/delegated.py); the second one's capture does not wait for that
+    job (the first request is unanswered: nothing the second one's client sent can
+    depend on it), its capture commits while the job is still held."""
+    from memory_core.models import Scope
+
+    order: list[str] = []
+    engine = _held_engine(tmp_path / "d", order)
+    try:
+        first = engine.capture_request(Scope("t"), "r1", [
+            {"role": "user", "content": _OPENING}], {})[1].result(10)
+        engine.capture_request(Scope("t", session="s2"), "r2", [
+            {"role": "user", "content": "Another chat: the billing export failed 3 times"
+             " out of 120 runs yesterday. What should I check first?"}], {})[1].result(10)
+        assert order == ["r1", "r2"]
+        (mid,) = first.new_ids
+        engine.store.hold_background(None, 0.0)
+        engine.flush()
+        assert f"extract {mid}" in order
+    finally:
+        engine.close()
+
+
+def test_an_answer_goes_after_its_requests_queued_extraction(tmp_path: Path) -> None:
+    """The answer's capture runs the request's extraction queued after its commit
+    first, held or not: a request sent after the answer (a new conversation, which
+    catches nothing up) finds the earlier request's items."""
+    from memory_core.models import Scope
+
+    order: list[str] = []
+    engine = _held_engine(tmp_path / "d", order)
+    try:
+        ticket, fut = engine.capture_request(Scope("t"), "r1", [
+            {"role": "user", "content": _OPENING}], {})
+        (mid,) = fut.result(10).new_ids
+        engine.capture_response(ticket, [{"role": "assistant", "content": "Noted."}],
+                                {}).result(10)
+        engine.capture_request(Scope("t", session="s2"), "r2", [
+            {"role": "user", "content": "Another chat, another question."}], {})[1].result(10)
+        assert order.index(f"extract {mid}") < order.index("answer r1") < order.index("r2"), \
+            order
+        found = sql_read(engine, lambda c: [r[0] for r in c.execute(
+            "SELECT text FROM memory_items WHERE source_message_id = ?", (mid,))])
+        assert found, "the opening's items are stored before the next request's capture"
+    finally:
+        engine.store.hold_background(None, 0.0)
+        engine.close()
+
+
+def test_a_correction_overtaking_an_unanswered_opening_still_supersedes(
+        tmp_path: Path) -> None:
+    """A request in another conversation corrects what an unanswered request's
+    opening said, while that opening's extraction job is still held: its capture
+    does not wait for the job, yet items are stored in the order said (the capture
+    extracts the earlier opening first), so the correction supersedes."""
+    from memory_core.models import Scope
+
+    order: list[str] = []
+    engine = _held_engine(tmp_path / "d", order)
+    try:
+        engine.capture_request(Scope("t"), "r1", [{"role": "user", "content": (
+            "For the record, the port of service svc00 is 7100 in every environment"
+            " we run today.")}], {})[1].result(10)
+        engine.capture_request(Scope("t", session="s2"), "r2", [
+            {"role": "user", "content": "Hi."}, {"role": "assistant", "content": "Hello."},
+            {"role": "user", "content": "Actually, the port of service svc00 is 9999 now."}],
+            {})[1].result(10)
+        assert order[:2] == ["r1", "r2"], order
+        engine.store.hold_background(None, 0.0)
+        engine.flush()
+        _assert_svc00_port_is_9999(engine)
+    finally:
+        engine.close()

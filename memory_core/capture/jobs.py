@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import itertools
 import logging
 import threading
 import time
@@ -133,6 +134,11 @@ class CaptureJobs:
         self._chain_keys = ChainKeyCache()
         self._path_ids = evidence.PathIdCache()
         self._captures = 0
+        # Per persona: ids of messages a request's capture queued for extraction after
+        # its commit, not yet extracted (writer thread; see _catch_up).
+        self._queued_after: dict[Hashable, list[int]] = {}
+        self._queued_lock = threading.Lock()
+        self._request_keys = itertools.count(1)
         self.journal: CaptureJournal | None = None
 
     def capture_request(
@@ -164,19 +170,29 @@ class CaptureJobs:
         # queued before it, except its persona's extraction jobs, which go ahead
         # with it (its own extraction then stores items in message order).
         order = persona_order(scope)
+        # What this capture queues after its commit is keyed to the request, not the
+        # persona: the persona's next capture (another request in flight, which never
+        # saw this one's answer) does not wait for it; this request's answer does
+        # (capture_response), so a request sent after that answer sees its items.
+        # Message order is kept by _catch_up.
+        own = (*order, next(self._request_keys))
+        ticket.extract_key = own
 
         def queue_deferred(_result: CaptureResult) -> None:
             # The writer thread, after COMMIT: long messages queued for extraction,
-            # in this capture's place (ahead of the persona's next capture), their
-            # paths read once for all of them (a re-sent history: items.resent).
+            # in this capture's place, their paths read once for all of them (a
+            # re-sent history: items.resent).
             paths = TurnPaths()
             for message_id in deferred if ticket.after_answer is None else ():
                 with contextlib.suppress(StoreError):  # closing: retried on a later start
                     self.store.write_tx(self._extract_pending, message_id, paths,
-                                        order_key=order, gives_way=True)
+                                        order_key=own, gives_way=True)
+                    with self._queued_lock:
+                        self._queued_after.setdefault(order, []).append(message_id)
 
         fut = self.store.write_tx(self._capture_request_job, ticket, messages, event, deferred,
-                                  then=queue_deferred, urgent=True, order_key=order)
+                                  then=queue_deferred, urgent=True, order_key=order,
+                                  then_key=own)
 
         def remember(done: Future[CaptureResult]) -> None:
             # Runs after COMMIT (the writer resolves futures then): only committed
@@ -302,6 +318,7 @@ class CaptureJobs:
         if defer and (later or len(text) > EXTRACT_MAX_CHARS):
             self._defer_extraction(tx, message_id, text, speaker)
             return
+        self._catch_up(tx, scope, message_id)
         # Items are stored text too: extract from what capture stored, never the key
         # or the card number.
         text = redact_text(text, **evidence.redaction(self.config))
@@ -383,6 +400,35 @@ class CaptureJobs:
         if deferred is not None:
             deferred.append(message_id)
         self._read_ahead(message_id, text, speaker)
+
+    def _catch_up(self, tx: Tx, scope: Scope, message_id: int) -> None:
+        """Before ``message_id``'s items are stored (writer thread): extract first the
+        persona's earlier messages that a request's capture queued for after its
+        commit and that no job has read yet (:meth:`capture_request`: the persona's
+        next capture does not wait for those jobs), so that items are stored in
+        message order (supersession). Each job then finds its message done."""
+        order = persona_order(scope)
+        with self._queued_lock:
+            queued = self._queued_after.get(order)
+            if not queued:
+                return
+            earlier = [m for m in queued if m < message_id]
+            later = [m for m in queued if m > message_id]
+            if later:
+                self._queued_after[order] = later
+            else:
+                del self._queued_after[order]
+        for earlier_id in earlier:
+            self._extract_pending(tx, earlier_id)
+
+    def _forget_queued(self, message_id: int) -> None:
+        """``message_id``'s own job runs: :meth:`_catch_up` need not read it."""
+        with self._queued_lock:
+            for order, queued in list(self._queued_after.items()):
+                if message_id in queued:
+                    queued.remove(message_id)
+                    if not queued:
+                        del self._queued_after[order]
 
     def _read_ahead(self, message_id: int, text: str, speaker: str) -> None:
         """Hand the text a queued extraction job of ``message_id`` will read (redacted,
@@ -483,7 +529,8 @@ class CaptureJobs:
             self._capture_response_job, ticket, choices, event, hidden_rounds,
             upstream_view, then=functools.partial(self._queue_extraction,
                                                   persona_order(ticket.scope), ticket),
-            urgent=True, then_key=persona_order(ticket.scope))
+            # the request's own queued extractions go ahead of its answer
+            urgent=True, order_key=ticket.extract_key, then_key=persona_order(ticket.scope))
         book = self.journal
         if book is not None and journal:
             try:
@@ -608,6 +655,7 @@ class CaptureJobs:
         had left (an agent that forks on purpose) gives that branch its items back
         (:func:`memory_core.items.branches.restore_continued`). ``paths``: shared by
         the jobs queued with it (:meth:`_extract_one`)."""
+        self._forget_queued(message_id)
         rows = tx.extraction.pending(message_id)
         self._extract_queued(tx, rows, paths)
         for r in rows:
