@@ -515,6 +515,8 @@ async def test_an_unread_compressed_body_does_not_stall_the_proxy(
 
             status, worst = await asyncio.gather(send_bomb(), worst_probe())
         assert status in (0, 200, 401, 404, 405, 413), status
-        assert worst < 1.5, f"the proxy stalled for {worst:.1f} s"
+        # the stall this guards against is aiohttp's 10 s lingering drain; a loaded
+        # 2-CPU runner answers a probe in up to ~2 s, so the bound sits between the two
+        assert worst < 5.0, f"the proxy stalled for {worst:.1f} s"
     finally:
         await proxy.close()
