@@ -939,18 +939,21 @@ class Engine:
         return change(item_id, reason, tenant=tenant, role=role, session=session)
 
     def purge(self, *, tenant: str | None = None, role: str | None = None,
-              session: str | None = None, dry_run: bool = False) -> dict[str, int]:
-        """Irreversibly delete a session/role/tenant; see :mod:`memory_core.admin.purge`.
+              session: str | None = None, thread_id: int | None = None,
+              dry_run: bool = False) -> dict[str, int]:
+        """Irreversibly delete a thread/session/role/tenant (filters combine with AND);
+        see :mod:`memory_core.admin.purge`.
 
         Returns rows removed per table (or that would be, with ``dry_run``). Raises
         ``ValueError`` without a filter."""
         from memory_core.admin import purge
 
-        purge.check_filters(tenant, role, session)
+        purge.check_filters(tenant, role, session, thread_id)
         # Urgent, as captures are, so a capture queued after the purge is not purged;
         # after every write queued before it, so none writes the purged rows back.
         removed = self.store.write_tx(lambda tx: purge.purge(
-            tx, tenant=tenant, role=role, session=session, dry_run=dry_run),
+            tx, tenant=tenant, role=role, session=session, thread=thread_id,
+            dry_run=dry_run),
             urgent=True, order_key=EVERY_KEY).result(600)
         if not dry_run:
             # the purged ids' counts (see memory_core.capture.message_facts)

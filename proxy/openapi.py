@@ -102,9 +102,11 @@ def _paths() -> dict[str, Any]:
             " truncated and omitted lines with reasons.", [TENANT, ROLE, SESSION, THREAD],
             errors=(404,))},
         "/lcm/v1/purge": {"post": _op(
-            "Irreversibly delete a session, role or tenant (SQLite rows; index deletes are"
-            " queued). Needs confirm: true unless dry_run.", [TENANT],
+            "Irreversibly delete a thread (and its forked branches), session, role or"
+            " tenant; filters combine with AND (SQLite rows; index deletes are queued)."
+            " Needs confirm: true unless dry_run.", [TENANT],
             body={"type": "object", "properties": {
+                "thread": {"type": "integer", "minimum": 1},
                 "session": {"type": "string"}, "role": {"type": "string"},
                 "tenant": {"type": "string"}, "confirm": {"type": "boolean"},
                 "dry_run": {"type": "boolean"}}},

@@ -398,11 +398,14 @@ async def _item_change(request: web.Request, verb: str) -> web.Response:
 
 
 async def purge(request: web.Request) -> web.Response:
-    """``POST /lcm/v1/purge`` ``{session?, role?, tenant?, confirm: true}`` → counts.
+    """``POST /lcm/v1/purge`` ``{thread?, session?, role?, tenant?, confirm: true}`` →
+    counts.
 
-    Irreversible. The ``tenant`` and ``role`` query parameters, when set, bound the
-    purge to that tenant and role, as on every other route (a body value must then
-    match). ``"dry_run": true`` only counts.
+    Irreversible; filters combine with AND. ``thread`` is a thread id (an integer, as
+    search, export and inspect show it): that conversation and its forked branches.
+    The ``tenant`` and ``role`` query parameters, when set, bound the purge to that
+    tenant and role, as on every other route (a body value must then match).
+    ``"dry_run": true`` only counts.
     """
     require_admin(request)
     require_write(request)
@@ -414,20 +417,28 @@ async def purge(request: web.Request) -> web.Response:
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise BadRequestError(f"{name} must be a non-empty string", param=name)
         filters[name] = value
+    thread = body.get("thread")
+    if thread is not None and (isinstance(thread, bool) or not isinstance(thread, int)
+                               or thread < 1):
+        raise BadRequestError("thread must be a positive integer thread id", param="thread")
     for name, bound in (("tenant", q_tenant), ("role", q_role)):
         if bound is not None:
             if filters[name] not in (None, bound):
                 raise AdminForbiddenError(f"{name} in the body differs from the {name} filter")
             filters[name] = bound
-    if not any(filters.values()):
-        raise BadRequestError("purge needs session, role or tenant", code="missing_filter")
+    if not any(filters.values()) and thread is None:
+        raise BadRequestError("purge needs thread, session, role or tenant",
+                              code="missing_filter")
     dry_run = body.get("dry_run") is True
     if body.get("confirm") is not True and not dry_run:
         raise BadRequestError('purge is irreversible: send {"confirm": true}',
                               code="confirmation_required", param="confirm")
-    counts = await _run(request, lambda: request.app[ENGINE].purge(dry_run=dry_run, **filters))
-    return _json({"filters": {k: v for k, v in filters.items() if v is not None},
-                  "dry_run": dry_run, "removed": counts})
+    counts = await _run(request, lambda: request.app[ENGINE].purge(
+        dry_run=dry_run, thread_id=thread, **filters))
+    shown: dict[str, str | int] = {k: v for k, v in filters.items() if v is not None}
+    if thread is not None:
+        shown["thread"] = thread
+    return _json({"filters": shown, "dry_run": dry_run, "removed": counts})
 
 
 async def export(request: web.Request) -> web.Response:
