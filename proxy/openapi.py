@@ -85,6 +85,14 @@ def _paths() -> dict[str, Any]:
             " active. 409 for an active or merged item.", [_path("item_id"), TENANT, ROLE],
             body={"type": "object", "properties": {"reason": {"type": "string"}}},
             errors=(400, 404, 409))},
+        "/lcm/v1/items/{item_id}/edit": {"post": _op(
+            "Correct an active item's text: a new item (evidence admin) supersedes it,"
+            " with subject and value read again from the text; restore the old one to"
+            " undo. 409 for an item that is not active.", [_path("item_id"), TENANT, ROLE],
+            body={"type": "object", "required": ["text"], "properties": {
+                "text": {"type": "string", "maxLength": 2000},
+                "reason": {"type": "string"}}},
+            errors=(400, 404, 409))},
         "/lcm/v1/messages/{message_id}": {"get": _op(
             "One stored message with its original JSON and the items taken from it.",
             [_path("message_id"), TENANT, ROLE], errors=(404,))},

@@ -53,14 +53,14 @@ async def purge_api(proxy: RunningProxy, body: dict[str, Any]) -> tuple[int, dic
 
 
 async def tool_texts(proxy: RunningProxy, upstream: FakeUpstream, tool: str,
-                     query: str) -> str:
+                     query: str, role: str = "default") -> str:
     """What ``tool`` answered the model in a new conversation, as one string."""
     upstream.push(Reply(content=None, tool_calls=[call(tool, {"query": query, "limit": 10}
                                                        | ({"start_time": None,
                                                            "end_time": None}
                                                           if tool == "memory_grep" else {}))]),
                   Reply(content="ok"))
-    asker = Agent(proxy, upstream, system=f"You look things up ({tool}).")
+    asker = Agent(proxy, upstream, role=role, system=f"You look things up ({tool}).")
     await asker.say("Which cluster was it, and its port?")
     answer = tool_results(upstream.chat_requests[-1])["call_1"]
     assert "results" in answer, answer

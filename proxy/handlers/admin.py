@@ -379,6 +379,34 @@ async def restore(request: web.Request) -> web.Response:
     return await _item_change(request, "restore")
 
 
+async def edit(request: web.Request) -> web.Response:
+    """``POST /lcm/v1/items/{item_id}/edit`` ``{text, reason?}`` → ``{id, old_status,
+    new_id}``: the operator's correction of an active item's text, a new item
+    (evidence ``admin``) that supersedes it (``…/restore`` of the old one undoes it);
+    400 for a missing, empty, overlong or unchanged text, 409 for an item that is not
+    active."""
+    require_admin(request)
+    require_write(request)
+    tenant, role = _scope(request)
+    ident = _path_int(request, "item_id")
+    body = await _body(request)
+    text = body.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise BadRequestError("text must be a non-empty string", param="text")
+    why = body.get("reason")
+    reason = why if isinstance(why, str) else ""
+    try:
+        out = await _run(request, lambda: request.app[ENGINE].edit_in_scope(
+            ident, text, reason, tenant=tenant, role=role))
+    except NotFoundError as exc:
+        raise AdminNotFoundError(str(exc)) from exc
+    except ItemStateError as exc:
+        raise AdminStatusError(str(exc)) from exc
+    except ValueError as exc:
+        raise BadRequestError(str(exc), param="text") from exc
+    return _json(out)
+
+
 async def _item_change(request: web.Request, verb: str) -> web.Response:
     require_admin(request)
     require_write(request)
@@ -525,6 +553,7 @@ ROUTES: list[tuple[str, str, Callable[[web.Request], Any]]] = [
     ("GET", f"{PREFIX}/items/{{item_id}}", item),
     ("POST", f"{PREFIX}/items/{{item_id}}/retract", retract),
     ("POST", f"{PREFIX}/items/{{item_id}}/restore", restore),
+    ("POST", f"{PREFIX}/items/{{item_id}}/edit", edit),
     ("GET", f"{PREFIX}/messages/{{message_id}}", message),
     ("GET", f"{PREFIX}/search", search),
     ("GET", f"{PREFIX}/explain", explain),
