@@ -26,8 +26,9 @@ with or without ``X-LCM-Session``, and the branches forked from it (an edited or
 regenerated message's thread: the same conversation). An item also stated in another
 thread stays with its text (that conversation said it too) and cites only its
 surviving statements; a surviving item that cited a purged statement or named a
-purged thread (``data.sources``, ``occasion_threads``, ``resent_threads``) loses it. A purge also records
-one ``purge`` event (filters and counts, no content) as an audit trail.
+purged thread (``data.sources``, ``occasion_threads``, ``resent_threads``) loses it.
+A purge also records one ``purge`` event (filters and counts, no content) as an
+audit trail.
 """
 
 from __future__ import annotations

@@ -7,8 +7,9 @@ this module only assembles the tree:
   heavy opens (:mod:`proxy.cli.preflight`);
 - ``memory status|export|inspect|explain`` (:mod:`proxy.cli.inspection`),
   ``memory search`` (:mod:`proxy.cli.searching`), ``memory retract``,
-  ``memory restore``, ``memory edit`` and ``memory prefs …`` (:mod:`proxy.cli.curation`), ``memory purge`` and
-  ``reindex`` (:mod:`proxy.cli.maintenance`);
+  ``memory restore``, ``memory edit`` and ``memory prefs …``
+  (:mod:`proxy.cli.curation`), ``memory purge`` and ``reindex``
+  (:mod:`proxy.cli.maintenance`);
 - ``doctor`` (:mod:`proxy.cli.doctor`);
 - ``migrate`` (:mod:`proxy.cli.migration`): the embedded store into PostgreSQL;
 - ``bench …`` (:mod:`proxy.cli.benchmarks`), ``eval …`` (:mod:`proxy.cli.evaluations`);
