@@ -48,6 +48,7 @@ from memory_core.errors import NotFoundError
 from memory_core.extraction import relative_dates
 from memory_core.extraction.worker import ExtractWorker
 from memory_core.items import writer as items_writer
+from memory_core.items.fields import STATED
 from memory_core.items.cache import ActiveItems, SupersededItems
 from memory_core.models import CaptureResult, CaptureTicket, Scope
 from memory_core.store.api import EngineStore, Tx
@@ -769,7 +770,7 @@ class Engine:
             rows = self.store.read_tx(lambda tx, o=offset: overview.list_items(
                 tx, tenant=tenant, role=role, status="active", kind="preference",
                 limit=page, offset=o))["items"]
-            out += [r for r in rows if r["evidence"] == "user"]
+            out += [r for r in rows if r["evidence"] in STATED]
             if len(rows) < page:
                 break
             offset += page
@@ -929,6 +930,19 @@ class Engine:
         return self.store.write_tx_sync(lambda tx: items_writer.restore_item(
             tx, _owned(tx, item_id, tenant, role, session), reason))
 
+    def edit_in_scope(self, item_id: int, text: str, reason: str = "", *,
+                      tenant: str | None = None, role: str | None = None,
+                      session: str | None = None) -> dict[str, Any]:
+        """An operator's correction of an item's text, only if it belongs to
+        ``tenant``/``role``/``session`` (``None`` = any;
+        :func:`memory_core.items.writer.edit_item`: a new item, evidence ``admin``,
+        supersedes it). One write transaction. Raises ``NotFoundError`` for an unknown
+        item or one outside the scope, ``ItemStateError`` for one that is not active,
+        ``ValueError`` for an empty, overlong or unchanged text. Returns ``{id,
+        old_status, new_id}``."""
+        return self.store.write_tx_sync(lambda tx: items_writer.edit_item(
+            tx, _owned(tx, item_id, tenant, role, session), text, reason))
+
     def change_in_scope(self, verb: str, item_id: int, reason: str = "", *,
                         tenant: str | None = None, role: str | None = None,
                         session: str | None = None) -> dict[str, Any]:
@@ -939,18 +953,21 @@ class Engine:
         return change(item_id, reason, tenant=tenant, role=role, session=session)
 
     def purge(self, *, tenant: str | None = None, role: str | None = None,
-              session: str | None = None, dry_run: bool = False) -> dict[str, int]:
-        """Irreversibly delete a session/role/tenant; see :mod:`memory_core.admin.purge`.
+              session: str | None = None, thread_id: int | None = None,
+              dry_run: bool = False) -> dict[str, int]:
+        """Irreversibly delete a thread/session/role/tenant (filters combine with AND);
+        see :mod:`memory_core.admin.purge`.
 
         Returns rows removed per table (or that would be, with ``dry_run``). Raises
         ``ValueError`` without a filter."""
         from memory_core.admin import purge
 
-        purge.check_filters(tenant, role, session)
+        purge.check_filters(tenant, role, session, thread_id)
         # Urgent, as captures are, so a capture queued after the purge is not purged;
         # after every write queued before it, so none writes the purged rows back.
         removed = self.store.write_tx(lambda tx: purge.purge(
-            tx, tenant=tenant, role=role, session=session, dry_run=dry_run),
+            tx, tenant=tenant, role=role, session=session, thread=thread_id,
+            dry_run=dry_run),
             urgent=True, order_key=EVERY_KEY).result(600)
         if not dry_run:
             # the purged ids' counts (see memory_core.capture.message_facts)

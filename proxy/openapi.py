@@ -85,6 +85,14 @@ def _paths() -> dict[str, Any]:
             " active. 409 for an active or merged item.", [_path("item_id"), TENANT, ROLE],
             body={"type": "object", "properties": {"reason": {"type": "string"}}},
             errors=(400, 404, 409))},
+        "/lcm/v1/items/{item_id}/edit": {"post": _op(
+            "Correct an active item's text: a new item (evidence admin) supersedes it,"
+            " with subject and value read again from the text; restore the old one to"
+            " undo. 409 for an item that is not active.", [_path("item_id"), TENANT, ROLE],
+            body={"type": "object", "required": ["text"], "properties": {
+                "text": {"type": "string", "maxLength": 2000},
+                "reason": {"type": "string"}}},
+            errors=(400, 404, 409))},
         "/lcm/v1/messages/{message_id}": {"get": _op(
             "One stored message with its original JSON and the items taken from it.",
             [_path("message_id"), TENANT, ROLE], errors=(404,))},
@@ -102,9 +110,11 @@ def _paths() -> dict[str, Any]:
             " truncated and omitted lines with reasons.", [TENANT, ROLE, SESSION, THREAD],
             errors=(404,))},
         "/lcm/v1/purge": {"post": _op(
-            "Irreversibly delete a session, role or tenant (SQLite rows; index deletes are"
-            " queued). Needs confirm: true unless dry_run.", [TENANT],
+            "Irreversibly delete a thread (and its forked branches), session, role or"
+            " tenant; filters combine with AND (SQLite rows; index deletes are queued)."
+            " Needs confirm: true unless dry_run.", [TENANT],
             body={"type": "object", "properties": {
+                "thread": {"type": "integer", "minimum": 1},
                 "session": {"type": "string"}, "role": {"type": "string"},
                 "tenant": {"type": "string"}, "confirm": {"type": "boolean"},
                 "dry_run": {"type": "boolean"}}},

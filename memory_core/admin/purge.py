@@ -1,4 +1,5 @@
-"""Purge: irreversibly remove everything stored for a session, a role or a tenant.
+"""Purge: irreversibly remove everything stored for a thread, a session, a role or a
+tenant.
 
 Raw evidence is never deleted except here (DESIGN §4). :func:`purge` is a writer
 job: it runs inside the store's write transaction, so a purge is all or nothing.
@@ -19,8 +20,15 @@ revision says which). Deleted pages are zeroed (``secure_delete``) so the text d
 not linger in free pages of the file.
 
 Filters combine with AND: ``session`` alone purges that ``X-LCM-Session`` value in
-every tenant and role; add ``tenant``/``role`` to narrow it. A purge also records
-one ``purge`` event (filters and counts, no content) as an audit trail.
+every tenant and role; add ``tenant``/``role`` to narrow it. ``thread`` (a thread id
+as ``memory search``, ``export`` and ``inspect`` show it) purges one conversation,
+with or without ``X-LCM-Session``, and the branches forked from it (an edited or
+regenerated message's thread: the same conversation). An item also stated in another
+thread stays with its text (that conversation said it too) and cites only its
+surviving statements; a surviving item that cited a purged statement or named a
+purged thread (``data.sources``, ``occasion_threads``, ``resent_threads``) loses it.
+A purge also records one ``purge`` event (filters and counts, no content) as an
+audit trail.
 """
 
 from __future__ import annotations
@@ -34,37 +42,44 @@ from memory_core.store.api import OUTBOX_KINDS, Tx
 __all__ = ["OUTBOX_KINDS", "check_filters", "purge"]
 
 
-def check_filters(tenant: str | None, role: str | None, session: str | None) -> None:
-    """Raise ``ValueError`` unless at least one filter is given and none is empty."""
+def check_filters(tenant: str | None, role: str | None, session: str | None,
+                  thread: int | None = None) -> None:
+    """Raise ``ValueError`` unless at least one filter is given, none is empty and
+    ``thread`` is a positive id."""
     given = {k: v for k, v in (("tenant", tenant), ("role", role), ("session", session))
              if v is not None}
-    if not given:
-        raise ValueError("purge needs --session, --role or --tenant")
+    if not given and thread is None:
+        raise ValueError("purge needs --thread, --session, --role or --tenant")
     for name, value in given.items():
         if not value.strip():
             raise ValueError(f"purge: {name} must not be empty")
+    if thread is not None and (isinstance(thread, bool) or not isinstance(thread, int)
+                               or thread < 1):
+        raise ValueError("purge: thread must be a positive thread id")
 
 
 def purge(tx: Tx, *, tenant: str | None = None, role: str | None = None,
-          session: str | None = None, dry_run: bool = False,
+          session: str | None = None, thread: int | None = None, dry_run: bool = False,
           now: float | None = None) -> dict[str, int]:
     """Delete every row of the scope (writer job, ``store.write_tx``; see module
     docstring).
 
     Returns rows removed per table plus ``outbox_deletes`` (index deletes queued) and
     ``reindexed_children`` (surviving children of removed messages queued to be
-    indexed again without their parent), and ``restored_items``: surviving items that
+    indexed again without their parent), ``sources_dropped`` (surviving items that
+    lost a removed statement or thread from ``data``), and ``restored_items``: surviving items that
     a removed one had superseded or merged away, active again because the statement
     that replaced them is gone (an item replaced again by a survivor points at it
     instead). With ``dry_run`` the counts are exact and
     nothing changes. Raises ``ValueError`` for missing or empty filters.
     """
-    check_filters(tenant, role, session)
+    check_filters(tenant, role, session, thread)
     now = time.time() if now is None else now
     counts = tx.purge.delete_scope(tenant=tenant, role=role, session=session,
-                                   dry_run=dry_run)
+                                   thread=thread, dry_run=dry_run)
     if not dry_run:
-        filters = {k: v for k, v in (("tenant", tenant), ("role", role), ("session", session))
-                   if v is not None}
+        filters: dict[str, str | int] = {
+            k: v for k, v in (("tenant", tenant), ("role", role), ("session", session),
+                              ("thread", thread)) if v is not None}
         tx.purge.record(now, orjson.dumps({"filters": filters, "counts": counts}).decode())
     return counts

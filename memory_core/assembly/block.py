@@ -836,7 +836,7 @@ def standing_weight(row: Any) -> float:
     state as numbers, corrections, preferences and decisions is what long
     sessions lose first (DESIGN §4).
     """
-    if row["evidence"] != "user" or row["kind"] not in _STANDING_BASE:
+    if row["evidence"] not in fields.STATED or row["kind"] not in _STANDING_BASE:
         return 0.0
     numeric = row["value"] is not None
     # a new reading of a number the user did not fix ("Coverage dropped to 81%", "My
@@ -1285,7 +1285,7 @@ def assemble(
         others = similar.get(r["id"], [])
         if others:
             reason += f"; {len(others)} near-duplicate(s) collapsed into this line"
-        if r["kind"] == "preference" and r["evidence"] == "user":
+        if r["kind"] == "preference" and r["evidence"] in fields.STATED:
             # A preference the user stated in conversation is one of the user's
             # preferences: the user wrote it (DESIGN §4), in their own words.
             lines.append(_Line("prefs", _pref_line(r), f"item:{r['id']}", prio,
@@ -1467,7 +1467,7 @@ def _cut_log(cut: _Cut, cfg: MemoryConfig, shown: set[Any]) -> list[dict[str, An
 
 def _section_of(r: Item) -> str:
     """The block section an item's line would have been in."""
-    return "prefs" if r["kind"] == "preference" and r["evidence"] == "user" else "items"
+    return "prefs" if r["kind"] == "preference" and r["evidence"] in fields.STATED else "items"
 
 
 _SECTION_HEADERS = {

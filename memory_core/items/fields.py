@@ -31,6 +31,13 @@ def data_of(row: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+STATED = frozenset({"user", "admin"})
+"""``evidence`` of an item a person stated: the user's own words, or an operator's
+correction of them (``admin``: :func:`memory_core.items.writer.edit_item`), which
+ranks, stands and is revised as the statement it corrects; an ``assistant`` proposal
+is not one."""
+
+
 def speaker(row: Any) -> str:
     """Who said the item: the source message's ``name``, else ``""`` (its role)."""
     value = data_of(row).get("speaker")

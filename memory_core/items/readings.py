@@ -19,7 +19,7 @@ import re
 from typing import Any
 
 from memory_core.items.accounts import relayed
-from memory_core.items.fields import label, loose
+from memory_core.items.fields import STATED, label, loose
 
 
 OBSERVATION = re.compile(
@@ -385,7 +385,7 @@ def fixed_quantity(row: Any) -> bool:
     (:func:`reports_number`), nor a year (:func:`is_year`), nor a number its statement
     does not fix (:func:`memory_core.items.fields.loose`), nor one said for this
     occasion only (:data:`THIS_TIME`)."""
-    return (row["evidence"] == "user" and row["value"] is not None and not label(row)
+    return (row["evidence"] in STATED and row["value"] is not None and not label(row)
             and not loose(row) and not reports_number(row["text"])
             and not is_year(row["value"], row["text"])
             and THIS_TIME.search(row["text"] or "") is None)

@@ -74,7 +74,7 @@ from typing import Any
 from memory_core.extraction.lexicon import EN_FROM_NOW
 from memory_core.extraction.promotion import promoted
 from memory_core.items.accounts import relayed, third_party
-from memory_core.items.fields import data_of, label, loose
+from memory_core.items.fields import STATED, data_of, label, loose
 from memory_core.items.readings import AGE
 
 # the old paths of moved names that tests still import from here
@@ -233,7 +233,7 @@ def lasting(row: Any) -> bool:
     the extraction: a restriction of their diet or health, "I'm allergic to peanuts";
     or anything the user asked the assistant to keep, "…, keep that in mind",
     :func:`memory_core.extraction.promotion.kept_tail`)."""
-    return row["evidence"] == "user" and bool(data_of(row).get("lasting"))
+    return row["evidence"] in STATED and bool(data_of(row).get("lasting"))
 
 
 DEADLINE = re.compile(
@@ -252,7 +252,7 @@ def deadline(row: Any) -> bool:
     someone else is said to have set it (:func:`memory_core.items.accounts.relayed`,
     :func:`memory_core.items.accounts.third_party`)."""
     t = row["text"] or ""
-    return (row["kind"] == "fact" and row["evidence"] == "user"
+    return (row["kind"] == "fact" and row["evidence"] in STATED
             and DEADLINE.search(t) is not None and not relayed(t) and not third_party(t))
 
 

@@ -1167,7 +1167,7 @@ def revise_by_meaning(tx: Tx, new_id: int, near: Iterable[tuple[int, float]], *,
     for old_id, sim in near:
         old = items.item(old_id) if old_id < new_id else None
         if (old is not None and old["status"] == "active" and old["kind"] in STATEMENT_KINDS
-                and old["evidence"] == "user"
+                and old["evidence"] in fields.STATED
                 and (old["tenant"], old["role"]) == (new["tenant"], new["role"])
                 and _data(old).get("speaker", "") == speaker
                 and old["source_message_id"] != new["source_message_id"]):
@@ -1209,7 +1209,7 @@ def revisable(new: Row) -> bool:
     nd = _data(new)
     text = new["text"] or ""
     return (new["status"] == "active" and new["kind"] in STATEMENT_KINDS
-            and new["evidence"] == "user" and bool(nd.get("correction"))
+            and new["evidence"] in fields.STATED and bool(nd.get("correction"))
             and not nd.get("tentative") and new["supersedes"] is None
             and new["conflict_with"] is None and actor(text) != "other"
             and not adds(text) and bool(content_terms(text)))
@@ -1396,6 +1396,77 @@ def restore_item(tx: Tx, item_id: int, reason: str,
     items.revision(item_id, "status", old_status, "active", reason or "restored", now)
     items.queue_index("item", item_id)
     return {"id": item_id, "old_status": old_status}
+
+
+EDITABLE = ("active",)
+"""Statuses an operator may correct (:func:`edit_item`): a superseded or retracted item
+is restored first, a merged one lives on in the item it was merged into."""
+EDIT_TEXT_LIMIT = 2000
+"""Most characters of an operator's corrected item text (:func:`edit_item`)."""
+
+
+def edit_item(tx: Tx, item_id: int, text: str, reason: str,
+              now: float | None = None) -> dict[str, Any]:
+    """An operator's correction of an active item's text: a new item (evidence
+    ``admin``) that supersedes it, so the old wording stays as history and
+    :func:`restore_item` of the old one undoes the edit (both are then current, as
+    after any restore; retract the one that is wrong).
+
+    The new item keeps the old one's kind, scope, thread, source message (the
+    statement it corrects), speaker, sources and occasions; its subject, value,
+    unit and condition are read again from ``text`` by the extractor when it finds
+    a statement of that kind there (else the old subject stays and the value is
+    cleared: the old value belonged to the old words), with the extractor's flags.
+    Revisions on both say who changed what (``edited by admin``); both are queued
+    for the indexes. Raises ``NotFoundError`` for an unknown id, ``ItemStateError``
+    for an item that is not active, ``ValueError`` for an empty or overlong text or
+    the same text. Returns ``{id, old_status, new_id}``."""
+    from memory_core.extraction import extract
+
+    now = time.time() if now is None else now
+    text = " ".join((text or "").split())
+    if not text:
+        raise ValueError("the corrected text is empty")
+    if len(text) > EDIT_TEXT_LIMIT:
+        raise ValueError(f"the corrected text is over {EDIT_TEXT_LIMIT} characters")
+    items = tx.item_writes
+    row = items.item(item_id)
+    if row is None:
+        raise NotFoundError(f"no memory item {item_id}")
+    if row["status"] not in EDITABLE:
+        raise ItemStateError(f"memory item {item_id} is {row['status']}: only an active item"
+                             " can be edited (restore it first)")
+    if text == row["text"]:
+        raise ValueError(f"memory item {item_id} already says that")
+    data = _data(row)
+    for name in ("negated", "task_label", "label", "loose", "tentative", "one_off",
+                 "lasting", "correction", "local", "dated", "quoted", "may_revise"):
+        data.pop(name, None)
+    kind = row["kind"]
+    found = next((ex for ex in extract(text, speaker=data.get("speaker") or "user")
+                  if ex.kind == kind), None)
+    subject, value, value_text, unit, condition = row["subject"], None, None, None, None
+    lang = row["lang"]
+    if found is not None:
+        data.update(fields.extraction_data(found))
+        data.pop("correction", None)  # the edit supersedes its item itself
+        subject, value, value_text = found.subject, found.value, found.value_text
+        unit, condition, lang = found.unit, found.condition, found.lang
+    data["edited_from"] = item_id
+    scope = Scope(row["tenant"], row["role"], row["session"])
+    new_id = items.insert_item(
+        tenant=scope.tenant, role=scope.role, session=scope.session,
+        thread_id=int(row["thread_id"]), kind=kind, subject=subject, text=text, value=value,
+        value_text=value_text, unit=unit, condition=condition,
+        source_message_id=row["source_message_id"], evidence="admin", lang=lang, now=now,
+        data=orjson.dumps(data).decode())
+    _index_subject(tx, scope, new_id, subject)
+    _index_terms(tx, scope, new_id, text)
+    why = f"edited by admin: {reason}" if reason else "edited by admin"
+    items.revision(new_id, "text", row["text"], text, f"{why} (item {item_id})", now)
+    items.queue_index("item", new_id)
+    supersede(tx, item_id, new_id, why, now)
+    return {"id": item_id, "old_status": row["status"], "new_id": new_id}
 
 
 # -- task state -----------------------------------------------------------------------

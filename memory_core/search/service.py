@@ -31,6 +31,7 @@ import numpy as np
 from memory_core.capture.evidence import storable_text
 from memory_core.extraction.units import unit_class
 from memory_core.items import standing
+from memory_core.items.fields import STATED
 from memory_core.search.base import (
     LABEL_SHIFT,
     Hit,
@@ -96,7 +97,7 @@ def _standing_rule(row: Any) -> bool:
     constraint of the user's that says so ("Never …", "always", 一律, 今後;
     :func:`memory_core.items.standing.is_standing_rule`), not one scoped to the answer
     or material at hand (:func:`memory_core.items.standing.one_off`)."""
-    return (row["status"] == "active" and row["evidence"] == "user"
+    return (row["status"] == "active" and row["evidence"] in STATED
             and row["kind"] == "constraint" and standing.is_standing_rule(row["text"])
             and not standing.one_off(row))
 
@@ -443,7 +444,7 @@ class SearchService:
             # of the same environment
             add_boost(fused, "quantity", {
                 (KIND_CODES["item"] << LABEL_SHIFT) | int(r["id"]) for r in items
-                if r["status"] == "active" and r["evidence"] == "user"
+                if r["status"] == "active" and r["evidence"] in STATED
                 and r["kind"] in _STATEMENT_KINDS and _quantity_of(r["unit"]) == want},
                 cfg.quantity_boost)
         hits = []
@@ -699,7 +700,7 @@ class SearchService:
         for label in folded:
             fused.pop(label, None)
         current = {code | int(r["id"]) for r in rows if r["status"] == "active"
-                   and r["evidence"] == "user" and r["kind"] in _STATEMENT_KINDS}
+                   and r["evidence"] in STATED and r["kind"] in _STATEMENT_KINDS}
         old = {code | int(r["id"]) for r in rows if r["status"] == "superseded"}
         # Agent memories are memories someone chose to keep (a preference set with
         # `memory prefs set`, a note the model saved): as much a statement as an item.

@@ -426,6 +426,32 @@ def check_agent_content(content: str) -> None:
                          f" {AGENT_CONTENT_LIMIT}")
 
 
+def drop_purged_sources(data: dict[str, Any], messages: set[int],
+                        threads: set[int]) -> bool:
+    """Take the purged ``messages`` and ``threads`` out of a surviving item's ``data``
+    (in place): its ``sources``, its ``occasions`` with ``occasion_threads`` in step,
+    its ``resent_threads``. Returns whether anything changed. Both backends' purges
+    use it, so a surviving item cites no purged statement and names no purged
+    conversation."""
+    changed = False
+    srcs = data.get("sources")
+    if isinstance(srcs, list) and any(m in messages for m in srcs):
+        data["sources"] = [m for m in srcs if m not in messages]
+        changed = True
+    told, told_in = data.get("occasions"), data.get("occasion_threads")
+    if (isinstance(told, list) and isinstance(told_in, list) and len(told) == len(told_in)
+            and any(t in threads for t in told_in)):
+        pairs = [(at, t) for at, t in zip(told, told_in, strict=True) if t not in threads]
+        data["occasions"] = [at for at, _ in pairs]
+        data["occasion_threads"] = [t for _, t in pairs]
+        changed = True
+    resent = data.get("resent_threads")
+    if isinstance(resent, list) and any(t in threads for t in resent):
+        data["resent_threads"] = [t for t in resent if t not in threads]
+        changed = True
+    return changed
+
+
 def orphan_successor(by: int, purged: dict[int, int | None]) -> int | None:
     """Where a surviving item superseded by purged item ``by`` points after a purge:
     the first item down the purged items' own supersession chain (``purged``: each
@@ -715,8 +741,9 @@ class Purge(Protocol):
     """Irreversible removal of a scope (write operations)."""
 
     def delete_scope(self, *, tenant: str | None, role: str | None, session: str | None,
-                     dry_run: bool) -> dict[str, int]:
-        """Delete every row of the scope, queue an outbox ``delete`` for every removed
+                     dry_run: bool, thread: int | None = None) -> dict[str, int]:
+        """Delete every row of the scope (``thread``: that thread and the threads
+        forked from it, within the other filters), queue an outbox ``delete`` for every removed
         row of :data:`OUTBOX_KINDS` and an ``upsert`` for each surviving child message
         of a removed one; return the rows removed per table plus ``outbox_deletes``
         and ``reindexed_children``, and ``restored_items``: surviving items that a
@@ -724,7 +751,9 @@ class Purge(Protocol):
         the first survivor down its chain (:func:`orphan_successor`), with a
         ``restored`` revision and an outbox ``upsert``. An item of the scope that a
         message outside it also stated (``data.sources``) stays, moved to its newest
-        surviving source (a ``sources`` revision). ``dry_run``: the same counts,
+        surviving source (a ``sources`` revision); a surviving item loses the removed
+        messages and threads from its ``data`` (:func:`drop_purged_sources`, a
+        ``sources`` revision). ``dry_run``: the same counts,
         nothing changed. Freed storage is overwritten where the backend can. At least one filter is
         given (checked by the caller)."""
         ...

@@ -38,6 +38,7 @@ from memory_core.store.api import (
     PathRows,
     Purge,
     Row,
+    drop_purged_sources,
     orphan_successor,
 )
 from memory_core.store.pg_reads import MESSAGE_NAME, dicts, ids_list, lower_ascii
@@ -463,11 +464,11 @@ class PgPurge:
         self._c = conn
 
     def delete_scope(self, *, tenant: str | None, role: str | None, session: str | None,
-                     dry_run: bool) -> dict[str, int]:
+                     dry_run: bool, thread: int | None = None) -> dict[str, int]:
         sync(self._c)  # the batch's deferred BEGIN: the savepoint nests in it
         try:
             with self._c.transaction():  # a savepoint inside the job's transaction
-                counts = _delete(self._c, tenant, role, session)
+                counts = _delete(self._c, tenant, role, session, thread)
                 if dry_run:
                     raise _Preview(counts)
         except _Preview as preview:
@@ -512,6 +513,38 @@ def _keep_restated(conn: Any, items: str, messages: str) -> None:
                      (item_id,))
 
 
+def _drop_purged_sources(conn: Any, items: str, messages: str, threads: str) -> int:
+    """``sqlite_purge._drop_purged_sources``: surviving items lose the purged
+    messages and threads from ``data``; returns how many changed."""
+    rows = conn.execute(
+        f"SELECT id, data FROM memory_items WHERE id NOT IN {items} AND tenant IN"
+        f" (SELECT tenant FROM threads WHERE id IN {threads}) AND (data LIKE %s OR"
+        " data LIKE %s) ORDER BY id", ('%"sources"%', '%_threads"%')).fetchall()
+    if not rows:
+        return 0
+    gone_m = {int(r[0]) for r in conn.execute(messages[1:-1]).fetchall()}
+    gone_t = {int(r[0]) for r in conn.execute(threads[1:-1]).fetchall()}
+    now = time.time()
+    changed = 0
+    for item_id, data in rows:
+        value = orjson.loads(data or "{}")
+        if not isinstance(value, dict):
+            continue
+        before = value.get("sources")
+        if not drop_purged_sources(value, gone_m, gone_t):
+            continue
+        conn.execute("UPDATE memory_items SET data = %s WHERE id = %s",
+                     (orjson.dumps(value).decode(), item_id))
+        conn.execute("INSERT INTO memory_item_revisions (item_id, changed_at, field, old, new,"
+                     " reason) VALUES (%s, %s, %s, %s, %s, %s)",
+                     (item_id, now, "sources", str(before), str(value.get("sources")),
+                      "purged: the sources in the purged scope"))
+        conn.execute("INSERT INTO index_outbox (kind, ref_id, op) VALUES ('item', %s, 'upsert')",
+                     (item_id,))
+        changed += 1
+    return changed
+
+
 def _restore_orphans(conn: Any, purged: str) -> int:
     """``sqlite_purge._restore_orphans``: surviving items a purged item superseded or
     merged away point at the first survivor down its chain, or become active again
@@ -548,31 +581,43 @@ def _restore_orphans(conn: Any, purged: str) -> int:
 
 
 def _delete(conn: Any, tenant: str | None, role: str | None,
-            session: str | None) -> dict[str, int]:
+            session: str | None, thread: int | None) -> dict[str, int]:
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS purge_ids"
                  " (kind TEXT NOT NULL, id BIGINT NOT NULL, PRIMARY KEY (kind, id))")
     conn.execute("DELETE FROM purge_ids")
     by_scope, s_args = where(tenant=tenant, role=role, session=session)
     by_owner, o_args = where(tenant=tenant, role=role)
 
-    def mark(kind: str, sql: str, args: list[Any]) -> None:
-        conn.execute(f"INSERT INTO purge_ids (kind, id) {sql} ON CONFLICT DO NOTHING", args)
+    def mark(kind: str, sql: str, args: list[Any]) -> int:
+        return int(conn.execute(
+            f"INSERT INTO purge_ids (kind, id) {sql} ON CONFLICT DO NOTHING", args).rowcount)
 
     ids = "(SELECT id FROM purge_ids WHERE kind = '{}')".format
-    mark("thread", f"SELECT 'thread', id FROM threads WHERE {by_scope}", s_args)
-    mark("message", f"SELECT 'message', id FROM messages WHERE {by_scope}", s_args)
-    mark("item", f"SELECT 'item', id FROM memory_items WHERE {by_scope}", s_args)
+    if thread is None:
+        mark("thread", f"SELECT 'thread', id FROM threads WHERE {by_scope}", s_args)
+        mark("message", f"SELECT 'message', id FROM messages WHERE {by_scope}", s_args)
+        mark("item", f"SELECT 'item', id FROM memory_items WHERE {by_scope}", s_args)
+    else:
+        # the thread and the branches forked from it (edits, regenerations)
+        grown = mark("thread", f"SELECT 'thread', id FROM threads WHERE {by_scope}"
+                     " AND id = %s", [*s_args, thread])
+        while grown:
+            grown = mark("thread", f"SELECT 'thread', id FROM threads WHERE {by_scope} AND"
+                         f" parent_thread_id IN {ids('thread')}", s_args)
+        mark("message", f"SELECT 'message', id FROM messages WHERE thread_id IN"
+             f" {ids('thread')}", [])
     mark("item", "SELECT 'item', id FROM memory_items WHERE source_message_id IN"
          f" {ids('message')} OR thread_id IN {ids('thread')}", [])
     _keep_restated(conn, ids("item"), ids("message"))
+    whole = session is None and thread is None  # rows kept per role or tenant go too
     # Tables without a session column belong to a session through its threads.
     for kind, table in (("summary", "summary_nodes"), ("task", "task_state"),
                         ("assembly", "assembly_logs"), ("event", "events"),
                         ("forwarded", "forwarded_requests")):
         mark(kind, f"SELECT '{kind}', id FROM {table} WHERE thread_id IN {ids('thread')}", [])
-        if session is None:
+        if whole:
             mark(kind, f"SELECT '{kind}', id FROM {table} WHERE {by_owner}", o_args)
-    if session is None:
+    if whole:
         mark("agent_memory", f"SELECT 'agent_memory', id FROM agent_memories WHERE {by_owner}",
              o_args)
 
@@ -588,6 +633,8 @@ def _delete(conn: Any, tenant: str | None, role: str | None,
         for kind in OUTBOX_KINDS)
 
     counts["restored_items"] = _restore_orphans(conn, ids("item"))
+    counts["sources_dropped"] = _drop_purged_sources(
+        conn, ids("item"), ids("message"), ids("thread"))
     # Links from rows that stay to rows that go would break foreign keys: cut them.
     for col in ("supersedes", "superseded_by", "conflict_with"):
         conn.execute(f"UPDATE memory_items SET {col} = NULL WHERE {col} IN {ids('item')}"
@@ -631,9 +678,10 @@ def _delete(conn: Any, tenant: str | None, role: str | None,
         f"DELETE FROM forwarded_requests WHERE id IN {ids('forwarded')}")
     counts["agent_memories"] = rows(
         f"DELETE FROM agent_memories WHERE id IN {ids('agent_memory')}")
+    scoped = f"({by_scope}) OR " if thread is None else ""
     for table in ("response_threads", "response_conversations"):
-        counts[table] = rows(
-            f"DELETE FROM {table} WHERE ({by_scope}) OR thread_id IN {ids('thread')}", s_args)
+        counts[table] = rows(f"DELETE FROM {table} WHERE {scoped}thread_id IN {ids('thread')}",
+                             s_args if thread is None else [])
     conn.execute(f"UPDATE messages SET parent_id = NULL WHERE id IN {ids('message')}")
     counts["messages"] = rows(f"DELETE FROM messages WHERE id IN {ids('message')}")
     conn.execute(f"UPDATE threads SET parent_thread_id = NULL WHERE id IN {ids('thread')}")

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from memory_core.store.api import OUTBOX_KINDS, orphan_successor
+from memory_core.store.api import OUTBOX_KINDS, drop_purged_sources, orphan_successor
 
 
 class _Preview(Exception):
@@ -41,13 +41,13 @@ class SqlitePurge:
         self._c = conn
 
     def delete_scope(self, *, tenant: str | None, role: str | None, session: str | None,
-                     dry_run: bool) -> dict[str, int]:
+                     dry_run: bool, thread: int | None = None) -> dict[str, int]:
         conn = self._c
         secure = conn.execute("PRAGMA secure_delete").fetchone()[0]
         conn.execute("PRAGMA secure_delete=ON")
         conn.execute("SAVEPOINT purge")
         try:
-            counts = _delete(conn, tenant, role, session)
+            counts = _delete(conn, tenant, role, session, thread)
             if dry_run:
                 raise _Preview(counts)
         except _Preview as preview:
@@ -103,6 +103,41 @@ def _keep_restated(conn: sqlite3.Connection, items: str, messages: str) -> None:
                      (item_id,))
 
 
+def _drop_purged_sources(conn: sqlite3.Connection, items: str, messages: str,
+                         threads: str) -> int:
+    """Surviving items of the purged threads' tenants that cite a purged message or
+    name a purged thread in ``data`` lose them (:func:`drop_purged_sources`, a
+    ``sources`` revision, an index upsert); their text stays, as another conversation
+    said it too. Returns how many changed."""
+    rows = conn.execute(
+        f"SELECT id, data FROM memory_items WHERE id NOT IN {items} AND tenant IN"
+        f" (SELECT tenant FROM threads WHERE id IN {threads}) AND (data LIKE ? OR"
+        " data LIKE ?) ORDER BY id", ('%"sources"%', '%_threads"%')).fetchall()
+    if not rows:
+        return 0
+    gone_m = {int(r[0]) for r in conn.execute(messages[1:-1])}
+    gone_t = {int(r[0]) for r in conn.execute(threads[1:-1])}
+    now = time.time()
+    changed = 0
+    for item_id, data in rows:
+        value = orjson.loads(data or "{}")
+        if not isinstance(value, dict):
+            continue
+        before = value.get("sources")
+        if not drop_purged_sources(value, gone_m, gone_t):
+            continue
+        conn.execute("UPDATE memory_items SET data=? WHERE id=?",
+                     (orjson.dumps(value).decode(), item_id))
+        conn.execute("INSERT INTO memory_item_revisions (item_id, changed_at, field, old, new,"
+                     " reason) VALUES (?,?,?,?,?,?)",
+                     (item_id, now, "sources", str(before), str(value.get("sources")),
+                      "purged: the sources in the purged scope"))
+        conn.execute("INSERT INTO index_outbox (kind, ref_id, op) VALUES ('item', ?, 'upsert')",
+                     (item_id,))
+        changed += 1
+    return changed
+
+
 def _restore_orphans(conn: sqlite3.Connection, purged: str) -> int:
     """Surviving items that a purged item superseded or merged away: each takes the
     first surviving item down the purged one's own chain as its superseder, or,
@@ -141,7 +176,7 @@ def _restore_orphans(conn: sqlite3.Connection, purged: str) -> int:
 
 
 def _delete(conn: sqlite3.Connection, tenant: str | None, role: str | None,
-            session: str | None) -> dict[str, int]:
+            session: str | None, thread: int | None) -> dict[str, int]:
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS purge_ids"
                  " (kind TEXT NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (kind, id))")
     conn.execute("DELETE FROM temp.purge_ids")
@@ -150,24 +185,36 @@ def _delete(conn: sqlite3.Connection, tenant: str | None, role: str | None,
     forwarded = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND"
                              " name='forwarded_requests'").fetchone() is not None  # schema 7+
 
-    def mark(kind: str, sql: str, args: list[Any]) -> None:
-        conn.execute(f"INSERT OR IGNORE INTO temp.purge_ids (kind, id) {sql}", args)
+    def mark(kind: str, sql: str, args: list[Any]) -> int:
+        return int(conn.execute(f"INSERT OR IGNORE INTO temp.purge_ids (kind, id) {sql}",
+                                args).rowcount)
 
     ids = "(SELECT id FROM temp.purge_ids WHERE kind='{}')".format
-    mark("thread", f"SELECT 'thread', id FROM threads WHERE {by_scope}", s_args)
-    mark("message", f"SELECT 'message', id FROM messages WHERE {by_scope}", s_args)
-    mark("item", f"SELECT 'item', id FROM memory_items WHERE {by_scope}", s_args)
+    if thread is None:
+        mark("thread", f"SELECT 'thread', id FROM threads WHERE {by_scope}", s_args)
+        mark("message", f"SELECT 'message', id FROM messages WHERE {by_scope}", s_args)
+        mark("item", f"SELECT 'item', id FROM memory_items WHERE {by_scope}", s_args)
+    else:
+        # the thread and the branches forked from it (edits, regenerations)
+        grown = mark("thread", f"SELECT 'thread', id FROM threads WHERE {by_scope} AND id=?",
+                     [*s_args, thread])
+        while grown:
+            grown = mark("thread", f"SELECT 'thread', id FROM threads WHERE {by_scope} AND"
+                         f" parent_thread_id IN {ids('thread')}", s_args)
+        mark("message", f"SELECT 'message', id FROM messages WHERE thread_id IN"
+             f" {ids('thread')}", [])
     mark("item", "SELECT 'item', id FROM memory_items WHERE source_message_id IN"
          f" {ids('message')} OR thread_id IN {ids('thread')}", [])
     _keep_restated(conn, ids("item"), ids("message"))
+    whole = session is None and thread is None  # rows kept per role or tenant go too
     # Tables without a session column belong to a session through its threads.
     for kind, table in (("summary", "summary_nodes"), ("task", "task_state"),
                         ("assembly", "assembly_logs"), ("event", "events"),
                         *((("forwarded", "forwarded_requests"),) if forwarded else ())):
         mark(kind, f"SELECT '{kind}', id FROM {table} WHERE thread_id IN {ids('thread')}", [])
-        if session is None:
+        if whole:
             mark(kind, f"SELECT '{kind}', id FROM {table} WHERE {by_owner}", o_args)
-    if session is None:
+    if whole:
         mark("agent_memory", f"SELECT 'agent_memory', id FROM agent_memories WHERE {by_owner}",
              o_args)
 
@@ -182,6 +229,8 @@ def _delete(conn: sqlite3.Connection, tenant: str | None, role: str | None,
         for kind in OUTBOX_KINDS)
 
     counts["restored_items"] = _restore_orphans(conn, ids("item"))
+    counts["sources_dropped"] = _drop_purged_sources(
+        conn, ids("item"), ids("message"), ids("thread"))
     # Links from rows that stay to rows that go would break foreign keys: cut them.
     for col in ("supersedes", "superseded_by", "conflict_with"):
         conn.execute(f"UPDATE memory_items SET {col}=NULL WHERE {col} IN {ids('item')}"
@@ -235,10 +284,11 @@ def _delete(conn: sqlite3.Connection, tenant: str | None, role: str | None,
     delete("agent_memories", f"DELETE FROM agent_memories WHERE id IN {ids('agent_memory')}")
     if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND"
                     " name='response_threads'").fetchone():  # schema 8+
+        scoped = f"({by_scope}) OR " if thread is None else ""
         for table in ("response_threads", "response_conversations"):
             counts[table] = conn.execute(
-                f"DELETE FROM {table} WHERE ({by_scope}) OR thread_id IN {ids('thread')}",
-                s_args).rowcount
+                f"DELETE FROM {table} WHERE {scoped}thread_id IN {ids('thread')}",
+                s_args if thread is None else []).rowcount
     conn.execute(f"UPDATE messages SET parent_id=NULL WHERE id IN {ids('message')}")
     delete("messages", f"DELETE FROM messages WHERE id IN {ids('message')}")
     conn.execute(f"UPDATE threads SET parent_thread_id=NULL WHERE id IN {ids('thread')}")

@@ -7,8 +7,9 @@ this module only assembles the tree:
   heavy opens (:mod:`proxy.cli.preflight`);
 - ``memory status|export|inspect|explain`` (:mod:`proxy.cli.inspection`),
   ``memory search`` (:mod:`proxy.cli.searching`), ``memory retract``,
-  ``memory restore`` and ``memory prefs …`` (:mod:`proxy.cli.curation`), ``memory purge`` and
-  ``reindex`` (:mod:`proxy.cli.maintenance`);
+  ``memory restore``, ``memory edit`` and ``memory prefs …``
+  (:mod:`proxy.cli.curation`), ``memory purge`` and ``reindex``
+  (:mod:`proxy.cli.maintenance`);
 - ``doctor`` (:mod:`proxy.cli.doctor`);
 - ``migrate`` (:mod:`proxy.cli.migration`): the embedded store into PostgreSQL;
 - ``bench …`` (:mod:`proxy.cli.benchmarks`), ``eval …`` (:mod:`proxy.cli.evaluations`);
@@ -53,6 +54,7 @@ for _command in (inspection.memory_status, inspection.memory_export,
                  inspection.memory_inspect, inspection.memory_explain,
                  inspection.memory_tenant,
                  searching.memory_search, curation.memory_retract, curation.memory_restore,
+                 curation.memory_edit,
                  curation.memory_prefs, maintenance.memory_purge):
     inspection.memory.add_command(_command)
 for _command in (curation.prefs_set, curation.prefs_list, curation.prefs_delete):

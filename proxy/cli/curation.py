@@ -1,5 +1,5 @@
 """The memory commands that change what the model is shown: ``memory retract``,
-``memory restore`` and ``memory prefs set|list|delete`` (user preferences, written
+``memory restore``, ``memory edit`` and ``memory prefs set|list|delete`` (user preferences, written
 only by the user)."""
 
 from __future__ import annotations
@@ -84,6 +84,47 @@ def memory_restore(item_ref: str, reason: str, tenant: str | None, role: str | N
     _change_item("restore", item_ref, reason or "restored by operator",
                  {"tenant": tenant, "role": role, "session": session}, as_json, config,
                  data_dir)
+
+
+@click.command("edit")
+@click.argument("item_ref", metavar="ITEM_ID")
+@click.argument("text")
+@click.option("--reason", default="", help="Why (kept in the audit trail).")
+@click.option("--tenant", default=None, help="Only if the item belongs to this tenant id.")
+@click.option("--role", default=None, help="Only if the item belongs to this role.")
+@click.option("--session", default=None,
+              help="Only if the item was stated in this X-LCM-Session.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@config_option
+@data_dir_option
+def memory_edit(item_ref: str, text: str, reason: str, tenant: str | None, role: str | None,
+                session: str | None, as_json: bool, config: str | None,
+                data_dir: str | None) -> None:
+    """Correct active memory item ITEM_ID (7 or item:7) to say TEXT: a new item
+    (evidence admin) supersedes it, its subject and value read again from TEXT.
+    `memory restore ITEM_ID` undoes it (the history keeps both)."""
+    from memory_core.errors import InvalidIdError, ItemStateError, NotFoundError
+    from memory_core.tools.refs import parse_item_id
+
+    try:
+        item_id = parse_item_id(item_ref)
+    except InvalidIdError as exc:
+        raise CliError(str(exc)) from exc
+    engine = open_engine(config, data_dir)
+    try:
+        out = engine.edit_in_scope(item_id, text, reason, tenant=tenant, role=role,
+                                   session=session)
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+    except (NotFoundError, ItemStateError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        engine.close()
+    if as_json:
+        echo_json(out)
+        return
+    click.echo(f"edited item:{out['id']}: now item:{out['new_id']} (item:{out['id']} is"
+               " superseded; memory restore undoes it)")
 
 
 @click.group("prefs", invoke_without_command=True)

@@ -100,6 +100,9 @@ def _rebuild(settings: Any, path: Any) -> None:
 
 
 @click.command("purge")
+@click.option("--thread", "thread_id", type=click.IntRange(min=1), default=None,
+              help="One conversation: this thread id (as search, export and inspect"
+                   " show it) and the branches forked from it.")
 @click.option("--session", default=None, help="Every thread of this X-LCM-Session.")
 @click.option("--role", default=None, help="Everything of this role (persona).")
 @click.option("--tenant", default=None, help="Everything of this tenant id.")
@@ -108,27 +111,28 @@ def _rebuild(settings: Any, path: Any) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
 @config_option
 @data_dir_option
-def memory_purge(session: str | None, role: str | None, tenant: str | None, yes: bool,
-                 dry_run: bool, as_json: bool, config: str | None,
-                 data_dir: str | None) -> None:
-    """Irreversibly delete a session, role or tenant (filters combine with AND).
+def memory_purge(thread_id: int | None, session: str | None, role: str | None,
+                 tenant: str | None, yes: bool, dry_run: bool, as_json: bool,
+                 config: str | None, data_dir: str | None) -> None:
+    """Irreversibly delete a thread, session, role or tenant (filters combine with AND).
 
     Removes the SQLite rows (messages, threads, events, memory items and their
     revisions, task state, summaries, assembly logs, embeddings; agent memories
     for a role or tenant) and queues index deletes so full-text and vector
-    indexes drop them when the proxy's indexer next runs.
+    indexes drop them when the proxy's indexer next runs. An item also stated in
+    another thread stays, citing only its surviving statements.
     """
     from memory_core.admin.purge import check_filters
 
     try:
-        check_filters(tenant, role, session)
+        check_filters(tenant, role, session, thread_id)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
     engine = open_engine(config, data_dir)
+    filters = {"tenant": tenant, "role": role, "session": session, "thread_id": thread_id}
     try:
-        preview = engine.purge(tenant=tenant, role=role, session=session, dry_run=True)
-        scope = ", ".join(f"{k}={v}" for k, v in (("tenant", tenant), ("role", role),
-                                                   ("session", session)) if v)
+        preview = engine.purge(**filters, dry_run=True)
+        scope = ", ".join(f"{k.removesuffix('_id')}={v}" for k, v in filters.items() if v)
         if not any(v for k, v in preview.items() if k != "outbox_deletes"):
             click.echo(f"nothing stored for {scope}")
             return
@@ -143,7 +147,7 @@ def memory_purge(session: str | None, role: str | None, tenant: str | None, yes:
         _print_counts(preview, err=True)
         if not yes:
             click.confirm("This cannot be undone. Purge?", abort=True, err=True)
-        removed = engine.purge(tenant=tenant, role=role, session=session)
+        removed = engine.purge(**filters)
     finally:
         engine.close()
     if as_json:

@@ -379,6 +379,34 @@ async def restore(request: web.Request) -> web.Response:
     return await _item_change(request, "restore")
 
 
+async def edit(request: web.Request) -> web.Response:
+    """``POST /lcm/v1/items/{item_id}/edit`` ``{text, reason?}`` → ``{id, old_status,
+    new_id}``: the operator's correction of an active item's text, a new item
+    (evidence ``admin``) that supersedes it (``…/restore`` of the old one undoes it);
+    400 for a missing, empty, overlong or unchanged text, 409 for an item that is not
+    active."""
+    require_admin(request)
+    require_write(request)
+    tenant, role = _scope(request)
+    ident = _path_int(request, "item_id")
+    body = await _body(request)
+    text = body.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise BadRequestError("text must be a non-empty string", param="text")
+    why = body.get("reason")
+    reason = why if isinstance(why, str) else ""
+    try:
+        out = await _run(request, lambda: request.app[ENGINE].edit_in_scope(
+            ident, text, reason, tenant=tenant, role=role))
+    except NotFoundError as exc:
+        raise AdminNotFoundError(str(exc)) from exc
+    except ItemStateError as exc:
+        raise AdminStatusError(str(exc)) from exc
+    except ValueError as exc:
+        raise BadRequestError(str(exc), param="text") from exc
+    return _json(out)
+
+
 async def _item_change(request: web.Request, verb: str) -> web.Response:
     require_admin(request)
     require_write(request)
@@ -398,11 +426,14 @@ async def _item_change(request: web.Request, verb: str) -> web.Response:
 
 
 async def purge(request: web.Request) -> web.Response:
-    """``POST /lcm/v1/purge`` ``{session?, role?, tenant?, confirm: true}`` → counts.
+    """``POST /lcm/v1/purge`` ``{thread?, session?, role?, tenant?, confirm: true}`` →
+    counts.
 
-    Irreversible. The ``tenant`` and ``role`` query parameters, when set, bound the
-    purge to that tenant and role, as on every other route (a body value must then
-    match). ``"dry_run": true`` only counts.
+    Irreversible; filters combine with AND. ``thread`` is a thread id (an integer, as
+    search, export and inspect show it): that conversation and its forked branches.
+    The ``tenant`` and ``role`` query parameters, when set, bound the purge to that
+    tenant and role, as on every other route (a body value must then match).
+    ``"dry_run": true`` only counts.
     """
     require_admin(request)
     require_write(request)
@@ -414,20 +445,28 @@ async def purge(request: web.Request) -> web.Response:
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise BadRequestError(f"{name} must be a non-empty string", param=name)
         filters[name] = value
+    thread = body.get("thread")
+    if thread is not None and (isinstance(thread, bool) or not isinstance(thread, int)
+                               or thread < 1):
+        raise BadRequestError("thread must be a positive integer thread id", param="thread")
     for name, bound in (("tenant", q_tenant), ("role", q_role)):
         if bound is not None:
             if filters[name] not in (None, bound):
                 raise AdminForbiddenError(f"{name} in the body differs from the {name} filter")
             filters[name] = bound
-    if not any(filters.values()):
-        raise BadRequestError("purge needs session, role or tenant", code="missing_filter")
+    if not any(filters.values()) and thread is None:
+        raise BadRequestError("purge needs thread, session, role or tenant",
+                              code="missing_filter")
     dry_run = body.get("dry_run") is True
     if body.get("confirm") is not True and not dry_run:
         raise BadRequestError('purge is irreversible: send {"confirm": true}',
                               code="confirmation_required", param="confirm")
-    counts = await _run(request, lambda: request.app[ENGINE].purge(dry_run=dry_run, **filters))
-    return _json({"filters": {k: v for k, v in filters.items() if v is not None},
-                  "dry_run": dry_run, "removed": counts})
+    counts = await _run(request, lambda: request.app[ENGINE].purge(
+        dry_run=dry_run, thread_id=thread, **filters))
+    shown: dict[str, str | int] = {k: v for k, v in filters.items() if v is not None}
+    if thread is not None:
+        shown["thread"] = thread
+    return _json({"filters": shown, "dry_run": dry_run, "removed": counts})
 
 
 async def export(request: web.Request) -> web.Response:
@@ -514,6 +553,7 @@ ROUTES: list[tuple[str, str, Callable[[web.Request], Any]]] = [
     ("GET", f"{PREFIX}/items/{{item_id}}", item),
     ("POST", f"{PREFIX}/items/{{item_id}}/retract", retract),
     ("POST", f"{PREFIX}/items/{{item_id}}/restore", restore),
+    ("POST", f"{PREFIX}/items/{{item_id}}/edit", edit),
     ("GET", f"{PREFIX}/messages/{{message_id}}", message),
     ("GET", f"{PREFIX}/search", search),
     ("GET", f"{PREFIX}/explain", explain),
