@@ -584,6 +584,32 @@ def other_attribute(a: str | None, b: str | None, text_a: str, text_b: str) -> b
         and _predicated(wa[-1], low_a) and _predicated(wb[-1], low_b)
 
 
+def attribute_beside(new: str | None, old: str | None, new_text: str, old_text: str
+                     ) -> bool:
+    """Whether an English update names, with a copula (:func:`_predicated`), an
+    attribute of a thing that ``old`` told another attribute of: "My preferred editor
+    font is now Iosevka." after "I prefer dark mode in every editor.", "My terminal
+    shell is now zsh." after "I like a light theme in my terminal.". The update's
+    subject shares a word with the old subject (the thing: editor, terminal), its head
+    (font, shell) is not in the old statement, and the old subject has a word of its
+    own that the update never says and the old statement does not write as a name
+    (dark, mode, light, theme: the other attribute's words; "Jenkins" of "We use
+    Jenkins for CI" is an old value, and "Our CI server is now GitHub Actions" may
+    replace it)."""
+    if not new or not old or _CJK.search(new) or _CJK.search(old):
+        return False
+    low_new, low_old = _spelling(new_text.lower()), _spelling(old_text.lower())
+    wn = [w.replace("-", "") for w in _attribute_words(new, new_text.lower())]
+    wo = [w.replace("-", "") for w in _attribute_words(old, old_text.lower())]
+    if len(wn) < 2 or not wo or not set(wn[:-1]) & set(wo) \
+            or re.search(rf"(?<!\w){re.escape(wn[-1])}", low_old) \
+            or not _predicated(wn[-1], low_new):
+        return False
+    return any(w not in wn and re.search(rf"(?<!\w){re.escape(w)}", low_new) is None
+               and re.search(rf"(?<![\w-]){re.escape(w)}(?!\w)", old_text) is not None
+               for w in wo)
+
+
 _CJK_TOPIC = r"\s*(?:は|が|是|现在是|現在是|今は|也是)"
 """What follows a Chinese or Japanese subject given its value: a topic or subject
 particle (は, が) or a copula (是)."""
@@ -794,6 +820,9 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
         if subject != row_subject and rival_attributes(subject, row_subject, ex.text or "",
                                                        row["text"] or ""):
             continue  # "the memory usage is 3.2 GB now" after "the memory limit is 4 GB"
+        if subject != row_subject and attribute_beside(subject, row_subject, ex.text or "",
+                                                       row["text"] or ""):
+            continue  # "My editor font is now Iosevka" after "I prefer dark mode in editors"
         if by_value is None and named and row["value_text"] in named and (
                 related or not getattr(ex, "replacement", None)):
             # the newest item stating the value the correction names ("upgraded Node
