@@ -4,7 +4,8 @@ another attribute of the same thing ("editor font" after "dark mode in every edi
 is no update; a technology named by a function word or a letter ("Go", "R", "C")
 keeps its name in the terms that tell two subjects apart, and two named things each
 given a tool of its own ("Python in Vim" / "Go in Helix") are two scopes. Each case has its control:
-the same attribute's update, or a restatement, still pairs. Sentences are new, from
+the same attribute's update, or a restatement, still pairs; and in a pasted chat a reply
+("me: agreed") adopts the line just above it, not every line before. Sentences are new, from
 no eval split.
 
 The guard cases call the writer's functions on items a real capture stored; the
@@ -21,6 +22,7 @@ import pytest
 
 from memory_core.engine import Engine
 from memory_core.evaluation.updates import replay
+from memory_core.extraction.transcript import other_lines
 from memory_core.items import writer
 from memory_core.items.overlap import named_words, terms
 from memory_core.items.supersession import attribute_beside
@@ -151,3 +153,40 @@ def test_a_tool_for_the_same_language_is_an_update(
         tmp_path: Path, embedder: Any, messages: list[str]) -> None:
     items = replay_items(tmp_path, messages, embedder)
     assert status_of(items, messages[0]) == "superseded", items
+
+
+# -- 5. a pasted chat: a reply adopts the line just above it ------------------------------------
+@pytest.mark.parametrize("text, others", [
+    ("Alice: we deploy on Mondays now\nBob: staging runs Postgres 15\nme: agreed",
+     ["Alice: we deploy on Mondays now\n"]),
+    ("Kim: the on-call rota is weekly\nLee: standups are async now\nme: 👍",
+     ["Kim: the on-call rota is weekly\n"]),
+    ("王伟：周会改到周三\n李娜：预发环境用 Postgres 15\n我：同意",
+     ["王伟：周会改到周三\n"]),
+    # controls: a reply to a reply, and the user's own answer of another kind
+    ("Kim: we ship on Fridays\nRaj: agreed\nme: ok", []),
+    ("Kim: we ship on Fridays\nRaj: agreed\nme: I'll push back on that",
+     ["Kim: we ship on Fridays\n", "Raj: agreed\n"]),
+])
+def test_a_reply_adopts_the_line_just_above_it(text: str, others: list[str]) -> None:
+    assert [text[a:b] for a, b in other_lines(text)] == others
+
+
+
+@pytest.mark.parametrize("chat", [
+    "Alice: staging runs Postgres 15 now\nBob: the standup moves to 10\nme: agreed",
+    "Alice: staging runs Postgres 15 now\nme: I'll check that",
+])
+def test_a_line_the_user_did_not_adopt_revises_nothing_of_theirs(
+        tmp_path: Path, chat: str) -> None:
+    old = "Staging runs Postgres 14."
+    items = replay_items(tmp_path, [old, chat])
+    assert status_of(items, old) == "active", items
+
+
+def test_a_line_the_user_adopted_still_revises(tmp_path: Path) -> None:
+    # the control: the line just above "me: agreed" is the user's update
+    old = "Staging runs Postgres 14."
+    chat = "Bob: the standup moves to 10\nAlice: staging runs Postgres 15 now\nme: agreed"
+    items = replay_items(tmp_path, [old, chat])
+    assert status_of(items, old) == "superseded", items

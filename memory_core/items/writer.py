@@ -387,6 +387,10 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
             return None
         old = correction_target(tx.items, scope, ex, comparable, speaker=speaker,
                                 ambiguous=ambiguous)
+        if old is not None and getattr(ex, "quoted", False) and not fields.quoted(old):
+            # a line another person says in a pasted chat, which the user did not
+            # adopt ("Alice: staging runs Postgres 15 now"), revises none of the user's own
+            old = None
         if getattr(ex, "edit", False) and not ambiguous and (old is None or (
                 old["subject"] != ex.subject and not headed_by(old["subject"], ex.subject))):
             # "Change my function to async": an order about work, no value held; "Change
@@ -1186,7 +1190,8 @@ def revisable(new: Row) -> bool:
     """Whether item ``new`` (every column) may revise an item by meaning
     (:func:`revise_by_meaning`): an active statement (:data:`STATEMENT_KINDS`) by the
     user, extracted as a correction or update (``data.correction``), firm, that
-    superseded and conflicts with nothing, not about another person
+    superseded and conflicts with nothing, not another person's line passed on
+    (``data.quoted``), not about another person
     (:func:`memory_core.extraction.replacement.actor`), not one more of a kind
     (:func:`~memory_core.extraction.replacement.adds`), with words of its own (not
     "No, I didn't.")."""
@@ -1194,7 +1199,7 @@ def revisable(new: Row) -> bool:
     text = new["text"] or ""
     return (new["status"] == "active" and new["kind"] in STATEMENT_KINDS
             and new["evidence"] == "user" and bool(nd.get("correction"))
-            and not nd.get("tentative") and new["supersedes"] is None
+            and not nd.get("tentative") and new["supersedes"] is None and not nd.get("quoted")
             and new["conflict_with"] is None and actor(text) != "other"
             and not adds(text) and bool(content_terms(text)))
 
