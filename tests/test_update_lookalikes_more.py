@@ -3,7 +3,9 @@ value told as changed in Chinese or Japanese is no restatement for write-time de
 another attribute of the same thing ("editor font" after "dark mode in every editor")
 is no update; a technology named by a function word or a letter ("Go", "R", "C")
 keeps its name in the terms that tell two subjects apart, and two named things each
-given a tool of its own ("Python in Vim" / "Go in Helix") are two scopes. Each case has its control:
+given a tool of its own ("Python in Vim" / "Go in Helix") are two scopes; an update
+naming its subject another way ("continuous integration" / "our CI", mother / mom, DB /
+数据库) pairs. Each case has its control:
 the same attribute's update, or a restatement, still pairs; and in a pasted chat a reply
 ("me: agreed") adopts the line just above it, not every line before. Sentences are new, from
 no eval split.
@@ -24,6 +26,7 @@ from memory_core.engine import Engine
 from memory_core.evaluation.updates import replay
 from memory_core.extraction.transcript import other_lines
 from memory_core.items import writer
+from memory_core.items.aliases import fold_aliases
 from memory_core.items.overlap import named_words, terms
 from memory_core.items.supersession import attribute_beside
 from tests.conftest import sql_read
@@ -190,3 +193,35 @@ def test_a_line_the_user_adopted_still_revises(tmp_path: Path) -> None:
     chat = "Bob: the standup moves to 10\nAlice: staging runs Postgres 15 now\nme: agreed"
     items = replay_items(tmp_path, [old, chat])
     assert status_of(items, old) == "superseded", items
+
+
+# -- 4. one thing named two ways ----------------------------------------------------------------
+@pytest.mark.parametrize("subject, folded", [
+    ("continuous integration", "ci"),
+    ("denver mother lives", "denver mom lives"),
+    ("数据库用的", "db用的"),
+    ("motherboard", "motherboard"),  # a word that holds a name is no name
+    ("母语", "母语"),
+])
+def test_two_names_of_one_thing_fold_to_one(subject: str, folded: str) -> None:
+    assert fold_aliases(subject) == folded
+
+
+@pytest.mark.parametrize("messages", [
+    ["Our CI runs on Jenkins.", "Continuous integration now runs on GitHub Actions."],
+    ["My mom lives in Boston.", "My mother lives in Denver now."],
+    ["我们的数据库用的是MySQL。", "我们的DB现在改成PostgreSQL了。"],
+])
+def test_an_update_naming_its_subject_another_way_supersedes(
+        tmp_path: Path, messages: list[str]) -> None:
+    items = replay_items(tmp_path, messages)
+    assert status_of(items, messages[0]) == "superseded", items
+
+
+@pytest.mark.parametrize("messages", [
+    ["My mom lives in Boston.", "My dad lives in Denver now."],
+    ["Our CI runs on Jenkins.", "Our CD now runs on Argo CD."],
+])
+def test_another_thing_is_no_other_name(tmp_path: Path, messages: list[str]) -> None:
+    items = replay_items(tmp_path, messages)
+    assert status_of(items, messages[0]) == "active", items

@@ -31,6 +31,7 @@ from memory_core.extraction.replacement import (
 from memory_core.extraction import shapes
 from memory_core.extraction.retraction import RULE_NOUNS
 from memory_core.extraction.units import CJK_UNITS, UNITS, unit_class
+from memory_core.items.aliases import fold_aliases
 from memory_core.items.fields import data_of
 from memory_core.items.overlap import covered, one_slot_swapped, overlap, terms, without_opener
 from memory_core.items.readings import observes
@@ -51,12 +52,14 @@ def subjects_match(a: str | None, b: str | None) -> bool:
     """True when two normalised subjects name the same thing (equal, or one contains
     the other as whole words / CJK substring, the shorter ≥ 2 characters), British and
     American spellings folded (:func:`~memory_core.items.spelling.fold`: "favourite
-    colour" / "favorite color")."""
+    colour" / "favorite color"), and two names of one thing
+    (:func:`~memory_core.items.aliases.fold_aliases`: "ci" / "continuous integration",
+    "mom" / "mother", 数据库 / "db")."""
     if not a or not b:
         return False
     if a == b:
         return True
-    a, b = fold(a), fold(b)
+    a, b = fold_aliases(fold(a)), fold_aliases(fold(b))
     if a == b:
         return True
     short, long_ = sorted((a, b), key=len)
@@ -811,7 +814,10 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
         if rival_owners(ex.text or "", row["text"] or ""):
             continue  # "Anna's rent went up to 1000 EUR" after "My rent is 900 EUR"
         related = bool(subject and row_subject
-                       and (subject in row_subject or row_subject in subject))
+                       and (subject in row_subject or row_subject in subject
+                            or (fold_aliases(subject) != subject
+                                or fold_aliases(row_subject) != row_subject)
+                            and subjects_match(subject, row_subject)))
         spelt = not related and spelled_alike(subject, row_subject, ex.text or "",
                                               row["text"] or "")
         related = related or spelt  # "the max conns" / "the max connections"
