@@ -67,6 +67,8 @@ def subjects_match(a: str | None, b: str | None) -> bool:
         return False
     if _CJK.search(short):
         return short in long_
+    if _CJK.search(long_):  # "db" in "db用的": Han characters bound no Latin word
+        return re.search(rf"(?<![a-z0-9]){re.escape(short)}(?![a-z0-9])", long_) is not None
     return re.search(rf"(?<!\w){re.escape(short)}(?!\w)", long_) is not None
 
 
@@ -594,7 +596,9 @@ def attribute_beside(new: str | None, old: str | None, new_text: str, old_text: 
     font is now Iosevka." after "I prefer dark mode in every editor.", "My terminal
     shell is now zsh." after "I like a light theme in my terminal.". The update's
     subject shares a word with the old subject (the thing: editor, terminal), its head
-    (font, shell) is not in the old statement, and the old subject has a word of its
+    (font, shell) is not in the old statement, the old statement gives its value with
+    a verb, not a copula ("The DB size is 10 GB" / "The DB storage is 12 GB now" are
+    one attribute reworded), and the old subject has a word of its
     own that the update never says and the old statement does not write as a name
     (dark, mode, light, theme: the other attribute's words; "Jenkins" of "We use
     Jenkins for CI" is an old value, and "Our CI server is now GitHub Actions" may
@@ -606,8 +610,8 @@ def attribute_beside(new: str | None, old: str | None, new_text: str, old_text: 
     wo = [w.replace("-", "") for w in _attribute_words(old, old_text.lower())]
     if len(wn) < 2 or not wo or not set(wn[:-1]) & set(wo) \
             or re.search(rf"(?<!\w){re.escape(wn[-1])}", low_old) \
-            or not _predicated(wn[-1], low_new):
-        return False
+            or not _predicated(wn[-1], low_new) or _predicated(wo[-1], low_old):
+        return False  # two values given with a copula: other_attribute's to tell
     return any(w not in wn and re.search(rf"(?<!\w){re.escape(w)}", low_new) is None
                and re.search(rf"(?<![\w-]){re.escape(w)}(?!\w)", old_text) is not None
                for w in wo)
