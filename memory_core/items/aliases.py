@@ -42,9 +42,17 @@ _PATTERN: Final = re.compile("|".join(
 _FORM: Final = {alias: form for form, names in _ALIASES.items() for alias in names}
 
 
+_KEY_MAX: Final = 200
+"""Characters of a key read at most: a subject key is a few words; a longer string
+(a pasted document, an image's data URL) is returned as it is, unread."""
+
+
 @functools.lru_cache(maxsize=4096)
 def fold_aliases(subject: str) -> str:
     """``subject`` (a stored key, lower case) with each other name of a thing in the
     table replaced by its one form ("continuous integration" → "ci", "mother lives" →
-    "mom lives", 数据库用的 → "db用的"); the same string when it holds none."""
+    "mom lives", 数据库用的 → "db用的"); the same string when it holds none or is
+    longer than :data:`_KEY_MAX`."""
+    if len(subject) > _KEY_MAX:
+        return subject
     return _PATTERN.sub(lambda m: _FORM[m.group()], subject)
