@@ -20,14 +20,16 @@ read as the user's own words ("me: from now on I review PRs before lunch").
 
 Whose words a line holds is :func:`other_lines`: where a message shows who says what
 (two speakers' leads or more), a line another person leads is their words, which the
-user passes on, unless a line after it acknowledges it: the user's own ("me: ok,
-agreed, …", 私：了解) where the user answers, else anyone's (a team's agreement: "Raj:
-agreed."). A message led by one name alone ("Tom: my team moved the standup") is that
+user passes on, unless the line right below it acknowledges it (a reply adopts the
+line just above it, not every line before): the user's own ("me: ok, agreed, …",
+私：了解), else anyone's (a team's agreement: "Raj: agreed.") where the user does not
+answer otherwise. A message led by one name alone ("Tom: my team moved the standup") is that
 speaker's own, the way a group chat names its sender.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 
 __all__ = ["mask", "other_lines", "speaker_spans"]
@@ -130,11 +132,11 @@ def other_lines(text: str) -> list[tuple[int, int]]:
     nobody adopts (module doc): in a chat (every line from the first led by a speaker to
     the last, two speakers or more, one the user's own label "me:", 我：, 私：, or one
     line a reply; no field label), each line a name leads, up to the next lead or the
-    end of the last led line (a question below the chat is the user's). A later line
-    that opens with an acknowledgement (:data:`_REPLY`: "agreed", 👍, 了解) adopts it:
-    the user's own next line if the user answers ("me: ok, agreed" adopts, "me: I'll
-    push back" does not), else anyone's (a team's agreement the user passes on). ``[]``
-    for most messages."""
+    end of the last led line (a question below the chat is the user's), unless the
+    lines right below it open with an acknowledgement (:data:`_REPLY`: "agreed", 👍,
+    了解) and adopt it (:func:`_adopted`: the user's own, "me: ok, agreed", or
+    anyone's, a team's agreement the user passes on, unless the user's next line
+    answers otherwise, "me: I'll push back"). ``[]`` for most messages."""
     if ":" not in text and "：" not in text:
         return []
     rows, chat = _chat(text)
@@ -147,11 +149,21 @@ def other_lines(text: str) -> list[tuple[int, int]]:
         return []  # a chat shows the user's own label or a reply (module doc)
     spans: list[tuple[int, int]] = []
     for i, (start, own, _) in enumerate(leads):
-        if own:
-            continue
-        later = leads[i + 1:]
-        answer = next((ack for _, is_own, ack in later if is_own), None)
-        if answer if answer is not None else any(ack for _, _, ack in later):
+        if own or _adopted(leads, i):
             continue
         spans.append((start, leads[i + 1][0] if i + 1 < len(leads) else rows[-1][1]))
     return spans
+
+
+def _adopted(leads: list[tuple[int, bool, bool]], i: int) -> bool:
+    """Whether the line ``leads[i]`` (``(start, the user's own, a reply)`` each) is
+    adopted: the replies right below it (each acknowledges the line above it, the
+    first this one) hold the user's own, or hold anyone's and the user's next line
+    after them is no answer of another kind ("me: I'll push back"). A reply adopts
+    the line just above it, not every line before: in "Alice: …\nBob: …\nme:
+    agreed" only Bob's line is the user's."""
+    run = list(itertools.takewhile(lambda lead: lead[2], leads[i + 1:]))
+    if any(own for _, own, _ in run):
+        return True
+    after = leads[i + 1 + len(run)] if i + 1 + len(run) < len(leads) else None
+    return bool(run) and not (after is not None and after[1])

@@ -104,7 +104,26 @@ def terms(text: str | None) -> frozenset[str]:
         out.update(stems)  # in order: the set is built as the loop over parts built it
     if "/" in low:  # "she/her", "they/them": a value made of function words
         out.update(_PRONOUN_SET.findall(low))
+    out.update(named_words(text))
     return frozenset(out)
+
+
+_NAMED_WORD = re.compile(r"(?<=[a-z0-9,] )[A-Z][a-z]{0,3}(?![\w'.-]*\w)")
+"""A short capitalised word mid-sentence, after a lower-case word ("for Go", "in R")."""
+_SELF = frozenset(("i", "i'm", "i've", "i'd", "i'll"))
+
+
+@lru_cache(maxsize=8192)
+def named_words(text: str | None) -> frozenset[str]:
+    """The names in ``text`` spelled as a function word or one letter (lower case):
+    capitalised mid-sentence ("I now use VS Code for Go.", "scripts in R", "written
+    in C"), a technology's name, not "go", "r" or "c" the word, which :func:`terms`
+    would drop; never the pronoun "I"."""
+    if not text or text.isascii() and not any(c.isupper() for c in text[1:]):
+        return frozenset()
+    return frozenset(w for m in _NAMED_WORD.finditer(text)
+                     if ((w := m.group().lower()) in _EN_STOP or len(w) == 1)
+                     and w not in _SELF)
 
 
 _PRONOUN = r"(?:he|him|his|she|her|hers|they|them|theirs|xe|xem|ze|zir|hir|fae|faer|it|its|any)"

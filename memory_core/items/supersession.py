@@ -31,6 +31,7 @@ from memory_core.extraction.replacement import (
 from memory_core.extraction import shapes
 from memory_core.extraction.retraction import RULE_NOUNS
 from memory_core.extraction.units import CJK_UNITS, UNITS, unit_class
+from memory_core.items.aliases import fold_aliases
 from memory_core.items.fields import data_of
 from memory_core.items.overlap import covered, one_slot_swapped, overlap, terms, without_opener
 from memory_core.items.readings import observes
@@ -51,12 +52,14 @@ def subjects_match(a: str | None, b: str | None) -> bool:
     """True when two normalised subjects name the same thing (equal, or one contains
     the other as whole words / CJK substring, the shorter ≥ 2 characters), British and
     American spellings folded (:func:`~memory_core.items.spelling.fold`: "favourite
-    colour" / "favorite color")."""
+    colour" / "favorite color"), and two names of one thing
+    (:func:`~memory_core.items.aliases.fold_aliases`: "ci" / "continuous integration",
+    "mom" / "mother", 数据库 / "db")."""
     if not a or not b:
         return False
     if a == b:
         return True
-    a, b = fold(a), fold(b)
+    a, b = fold_aliases(fold(a)), fold_aliases(fold(b))
     if a == b:
         return True
     short, long_ = sorted((a, b), key=len)
@@ -64,6 +67,8 @@ def subjects_match(a: str | None, b: str | None) -> bool:
         return False
     if _CJK.search(short):
         return short in long_
+    if _CJK.search(long_):  # "db" in "db用的": Han characters bound no Latin word
+        return re.search(rf"(?<![a-z0-9]){re.escape(short)}(?![a-z0-9])", long_) is not None
     return re.search(rf"(?<!\w){re.escape(short)}(?!\w)", long_) is not None
 
 
@@ -602,6 +607,34 @@ def other_attribute(a: str | None, b: str | None, text_a: str, text_b: str) -> b
         and _predicated(wa[-1], low_a) and _predicated(wb[-1], low_b)
 
 
+def attribute_beside(new: str | None, old: str | None, new_text: str, old_text: str
+                     ) -> bool:
+    """Whether an English update names, with a copula (:func:`_predicated`), an
+    attribute of a thing that ``old`` told another attribute of: "My preferred editor
+    font is now Iosevka." after "I prefer dark mode in every editor.", "My terminal
+    shell is now zsh." after "I like a light theme in my terminal.". The update's
+    subject shares a word with the old subject (the thing: editor, terminal), its head
+    (font, shell) is not in the old statement, the old statement gives its value with
+    a verb, not a copula ("The DB size is 10 GB" / "The DB storage is 12 GB now" are
+    one attribute reworded), and the old subject has a word of its
+    own that the update never says and the old statement does not write as a name
+    (dark, mode, light, theme: the other attribute's words; "Jenkins" of "We use
+    Jenkins for CI" is an old value, and "Our CI server is now GitHub Actions" may
+    replace it)."""
+    if not new or not old or _CJK.search(new) or _CJK.search(old):
+        return False
+    low_new, low_old = _spelling(new_text.lower()), _spelling(old_text.lower())
+    wn = [w.replace("-", "") for w in _attribute_words(new, new_text.lower())]
+    wo = [w.replace("-", "") for w in _attribute_words(old, old_text.lower())]
+    if len(wn) < 2 or not wo or not set(wn[:-1]) & set(wo) \
+            or re.search(rf"(?<!\w){re.escape(wn[-1])}", low_old) \
+            or not _predicated(wn[-1], low_new) or _predicated(wo[-1], low_old):
+        return False  # two values given with a copula: other_attribute's to tell
+    return any(w not in wn and re.search(rf"(?<!\w){re.escape(w)}", low_new) is None
+               and re.search(rf"(?<![\w-]){re.escape(w)}(?!\w)", old_text) is not None
+               for w in wo)
+
+
 _CJK_TOPIC = r"\s*(?:は|が|是|现在是|現在是|今は|也是)"
 """What follows a Chinese or Japanese subject given its value: a topic or subject
 particle (は, が) or a copula (是)."""
@@ -803,7 +836,10 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
         if rival_owners(ex.text or "", row["text"] or ""):
             continue  # "Anna's rent went up to 1000 EUR" after "My rent is 900 EUR"
         related = bool(subject and row_subject
-                       and (subject in row_subject or row_subject in subject))
+                       and (subject in row_subject or row_subject in subject
+                            or (fold_aliases(subject) != subject
+                                or fold_aliases(row_subject) != row_subject)
+                            and subjects_match(subject, row_subject)))
         spelt = not related and spelled_alike(subject, row_subject, ex.text or "",
                                               row["text"] or "")
         related = related or spelt  # "the max conns" / "the max connections"
@@ -812,6 +848,9 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
         if subject != row_subject and rival_attributes(subject, row_subject, ex.text or "",
                                                        row["text"] or ""):
             continue  # "the memory usage is 3.2 GB now" after "the memory limit is 4 GB"
+        if subject != row_subject and attribute_beside(subject, row_subject, ex.text or "",
+                                                       row["text"] or ""):
+            continue  # "My editor font is now Iosevka" after "I prefer dark mode in editors"
         if by_value is None and named and row["value_text"] in named and (
                 related or not getattr(ex, "replacement", None)):
             # the newest item stating the value the correction names ("upgraded Node

@@ -77,6 +77,7 @@ from memory_core.items.named_change import ends_another
 from memory_core.items.denial import denial_target
 from memory_core.items.resent import TurnPaths
 from memory_core.items.overlap import (
+    named_words,
     one_slot_swapped,
     overlap,
     sides_swapped,
@@ -85,6 +86,7 @@ from memory_core.items.overlap import (
 )
 from memory_core.items.spelling import variants
 from memory_core.items.supersession import (
+    attribute_beside,
     conditions_agree,
     contradicts,
     correction_conditions_agree,
@@ -385,6 +387,10 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
             return None
         old = correction_target(tx.items, scope, ex, comparable, speaker=speaker,
                                 ambiguous=ambiguous)
+        if old is not None and getattr(ex, "quoted", False) and not fields.quoted(old):
+            # a line another person says in a pasted chat, which the user did not
+            # adopt ("Alice: staging runs Postgres 15 now"), revises none of the user's own
+            old = None
         if getattr(ex, "edit", False) and not ambiguous and (old is None or (
                 old["subject"] != ex.subject and not headed_by(old["subject"], ex.subject))):
             # "Change my function to async": an order about work, no value held; "Change
@@ -1040,6 +1046,8 @@ def same_meaning(new: Row, old: Row) -> bool:
     if one_slot_swapped(new["text"], old["text"]):
         return False  # "会议室在五楼。" / "会议室在三楼。": a rival value
     a, b = content_terms(new["text"]), content_terms(old["text"])
+    if nd.get("correction") and a - b and b - a:
+        return False  # a value told as changed ("これからは英語で…" after "返信は日本語で…")
     if not same_kind:
         # "I prefer metric units." / "Metric units are what I use.": the words that
         # make it a rule or preference are not what it says; what is left must hold
@@ -1202,7 +1210,8 @@ def revisable(new: Row) -> bool:
     """Whether item ``new`` (every column) may revise an item by meaning
     (:func:`revise_by_meaning`): an active statement (:data:`STATEMENT_KINDS`) by the
     user, extracted as a correction or update (``data.correction``), firm, that
-    superseded and conflicts with nothing, not about another person
+    superseded and conflicts with nothing, not another person's line passed on
+    (``data.quoted``), not about another person
     (:func:`memory_core.extraction.replacement.actor`), not one more of a kind
     (:func:`~memory_core.extraction.replacement.adds`), with words of its own (not
     "No, I didn't.")."""
@@ -1210,7 +1219,7 @@ def revisable(new: Row) -> bool:
     text = new["text"] or ""
     return (new["status"] == "active" and new["kind"] in STATEMENT_KINDS
             and new["evidence"] in fields.STATED and bool(nd.get("correction"))
-            and not nd.get("tentative") and new["supersedes"] is None
+            and not nd.get("tentative") and new["supersedes"] is None and not nd.get("quoted")
             and new["conflict_with"] is None and actor(text) != "other"
             and not adds(text) and bool(content_terms(text)))
 
@@ -1233,6 +1242,8 @@ def _revised_by(new: Row, old: Row) -> bool:
             and not other_instance(new["subject"], nt, old["subject"], ot)
             and not rival_scopes(nt, ot)
             and not rival_owners(nt, ot)
+            and not attribute_beside(new["subject"], old["subject"], nt, ot)
+            and not _named_scopes(new, old)
             and not _another_thing(new, old)
             and not (other_attribute(new["subject"], old["subject"], nt, ot)
                      and not states_change(nt))
@@ -1258,10 +1269,37 @@ def _another_thing(new: Row, old: Row) -> bool:
     is on Fly.io now" after "The frontend is deployed on Vercel", 会话现在用 Redis 存了
     after 我们用 Postgres 存订单: two things of one category embed alike, and in a short
     conversation nothing else is near enough for the margin to object."""
-    ns, os_ = terms(new["subject"]), terms(old["subject"])
+    ns, os_ = _subject_terms(new), _subject_terms(old)
     nt, ot = (new["text"] or "").lower(), (old["text"] or "").lower()
     return bool(ns) and bool(os_) and not any(t in ot for t in ns) \
         and not any(t in nt for t in os_) and not states_change(new["text"] or "")
+
+
+def _named_scopes(new: Row, old: Row) -> bool:
+    """Whether two statements give two named things each a value of its own: their
+    subjects differ in one word, a name in its statement that the other never says
+    (a language, a product), and each statement names one more thing, the other
+    statement not ("I write Python in Vim." / "I now write Go in Helix.", "For Python
+    I use Neovim." / "For Go I now use Sublime."): the tool is the value and each
+    language its scope, so neither revises the other. "I drive a Honda." / "I now
+    drive a Tesla." names nothing besides its value: an update."""
+    sn, so = set((new["subject"] or "").split()), set((old["subject"] or "").split())
+    dn, do = sn - so, so - sn
+    if len(dn) != 1 or len(do) != 1:
+        return False
+    nt, ot = new["text"] or "", old["text"] or ""
+    nn, on = _names(nt), _names(ot)
+    (wn,), (wo,) = dn, do
+    return (wn in nn and wo in on and wn not in _words(ot) and wo not in _words(nt)
+            and bool(nn - sn - _words(ot)) and bool(on - so - _words(nt)))
+
+
+def _subject_terms(row: Row) -> frozenset[str]:
+    """The content terms of ``row``'s subject, with the names its text spells as a
+    function word or one letter (:func:`~memory_core.items.overlap.named_words`: the
+    subject "go" of "I now use VS Code for Go.")."""
+    subject = row["subject"] or ""
+    return terms(subject) | (named_words(row["text"]) & frozenset(subject.split()))
 
 
 def _rule_beside(new: Row, old: Row) -> bool:
