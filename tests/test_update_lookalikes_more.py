@@ -170,6 +170,13 @@ def test_a_tool_for_the_same_language_is_an_update(
     ("Kim: we ship on Fridays\nRaj: agreed\nme: ok", []),
     ("Kim: we ship on Fridays\nRaj: agreed\nme: I'll push back on that",
      ["Kim: we ship on Fridays\n", "Raj: agreed\n"]),
+    # a chain of assents worded otherwise: each agrees with the proposal above it
+    ("Priya: code freeze starts on the 20th\nTom: works for me\nme: ok, agreed", []),
+    ("Ana: retros move to Fridays\nBo: fine by me\nme: 👍", []),
+    ("Ana: retros move to Fridays\nBo: sgtm\nme: yes", []),
+    # the control: an answer that is no assent leaves the proposal someone else's
+    ("Priya: code freeze starts on the 20th\nTom: that clashes with the launch\nme: ok",
+     ["Priya: code freeze starts on the 20th\n"]),
 ])
 def test_a_reply_adopts_the_line_just_above_it(text: str, others: list[str]) -> None:
     assert [text[a:b] for a, b in other_lines(text)] == others

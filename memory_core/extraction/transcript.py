@@ -56,7 +56,8 @@ _LABELS = frozenset((
 """Field labels of a header, a form, a config or a log (lower case): never a speaker."""
 _REPLY = re.compile(
     r"(?:👍|👌|🙏|✅|\+1\b|(?:ok(?:ay)?|agreed?|sure|yes|yep|yeah|nice|great|cool|ugh|lgtm"
-    r"|sounds\s+good|got\s+it|noted|maybe|thanks|same|done|ack)\b"
+    r"|sounds\s+good|got\s+it|noted|maybe|thanks|same|done|ack|sgtm"
+    r"|works\s+for\s+(?:me|us)|fine\s+(?:by|with)\s+(?:me|us))\b"
     r"|同意|赞成|好的?|收到|可以|没问题|了解|承知|賛成|いいですね|わかりました|OKです)", re.I)
 """What a reply line opens with: an acknowledgement of the line before it."""
 _FIRST_PERSON = re.compile(r"(?:i|i'm|i'll|i've|i'd|me|my)\b|我(?!们)|私|僕|俺", re.I)
