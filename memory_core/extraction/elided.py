@@ -2,8 +2,10 @@
 
 "I don't use Vim and use Emacs instead", "We don't use Jira but use Linear", "I work at
 Google and live in Zurich", "My kids love the beach and always make us smile": after
-"and"/"but"/"or", a verb with no subject of its own continues the statement of the clause
-before it. Read alone, "use Emacs instead" is an order to the assistant and "live in
+"and"/"but"/"or" (or a comma: "I live in Porto, work as a nurse and have two cats"), a
+verb with no subject of its own continues the statement of the clause before it, and is
+stored as an item of its own, so an update of one ("I moved to Lisbon") leaves the other
+standing. Read alone, "use Emacs instead" is an order to the assistant and "live in
 Zurich" nothing; read with the carried subject ("I … use Emacs instead") it is the same
 speaker's statement. An order the user gives after "and" keeps its own lead ("I use Emacs
 and please reply briefly": "please" opens no verb phrase here).
@@ -35,20 +37,26 @@ object verbs that are nouns as often) or state what the speaker does or likes.""
 _ADVERB = r"(?:(?:always|usually|often|also|then|still|now|just|instead|sometimes|really|mostly" \
           r"|mainly|rather|actually|generally|normally|typically)\s+)?"
 _AFTER_VERB = (r"(?=\s+(?:(?-i:[A-Z])|(?:the|a|an|my|our|your|their|his|her|its|it|them|us|me"
-               r"|him|this|that|these|those|every|each|some|all|in|at|for|on|with|to|from|by"
-               r"|instead|too|again|here|there|daily|weekly|everywhere|remotely|mostly)\b)"
+               r"|him|this|that|these|those|every|each|some|all|in|at|for|on|with|to|from|by|as"
+               r"|instead|too|again|here|there|daily|weekly|everywhere|remotely|mostly"
+               r"|\d+|two|three|four|five|six|several|many|no)\b)"
                r"|\s*[.!;,]?\s*$)")
 """What follows the verb: an object, a preposition or an adverb, or the clause's end
 ("and log files": "log" before a bare noun is a noun)."""
-JOINT = re.compile(r",?\s+(?:and|but|or)\s+(?=" + _ADVERB + r"(?:" + _VERBS + r")\b"
+JOINT = re.compile(r"(?:,?\s+(?:and|but|or)|,)\s+(?=" + _ADVERB + r"(?:" + _VERBS + r")\b"
                    r"(?!\s+(?:it|them|this|that|these|those)\b)" + _AFTER_VERB + r")", re.I)
-"""The joint before a verb phrase with no subject ("… and use Emacs instead"); not one
-whose object points back ("I use Emacs and love it": one statement, about Emacs)."""
+"""The joint before a verb phrase with no subject ("… and use Emacs instead", "I live in
+Porto, work as a nurse and …"); not one whose object points back ("I use Emacs and love
+it": one statement, about Emacs)."""
 _BODY = re.compile(r"\s*" + _ADVERB + r"(?:" + _VERBS + r")\b(?!['’-])", re.I)
 """A clause (already split off at its joint) that opens on such a verb."""
-_OPENER = re.compile(r"\s*(?:(?:i|we|they|he|she)|(?:my|our|his|her|their)\s+[\w'-]+)"
-                     r"(?=\s+(?!(?:and|or|is|are|was|were|['’]s)\b)[a-z])", re.I)
-"""The subject a clause opens on ("I", "We", "My kids"), before a word of its predicate."""
+_OPENER = re.compile(r"\s*(?:(?:(?:i|we|they|he|she)|(?:my|our|his|her|their)\s+[\w'-]+)"
+                     r"(?=\s+(?!(?:and|or|is|are|was|were|['’]s)\b)[a-z])"
+                     r"|(?:i(?=['’]m)|(?:we|they)(?=['’]re)|(?:he|she)(?=['’]s))"
+                     r"(?=['’]\w+\s+[a-z]))", re.I)
+"""The subject a clause opens on ("I", "We", "My kids"), before a word of its predicate;
+a pronoun joined to its "be" is the pronoun alone ("I'm based in Porto and work as …":
+"I … work as …")."""
 _DEPENDENT = re.compile(
     r"\bto\s+(?:" + _VERBS + r"|be|get|see|learn|know)\b"
     r"|\b(?:can|could|will|would|should|must|might|may|shall|want|wants|need|needs|going"
@@ -59,7 +67,7 @@ _DEPENDENT = re.compile(
 """A modal, an infinitive, a condition, a cause or a relative clause before the joint, or
 a verb of thinking or saying that takes a clause of its own ("I think we use Postgres
 and deploy on Fridays": who deploys is "we", and only maybe)."""
-_LEAD = re.compile(r"[\s,]*(?:and|but|or)\s+", re.I)
+_LEAD = re.compile(r"[\s,]*(?:(?:and|but|or)\s+)?", re.I)
 
 
 def joints(scan: str, a: int, b: int) -> list[tuple[int, int]]:
@@ -79,7 +87,7 @@ def carried(scan: str, before: tuple[int, int], joint: int, body: int,
             end: int) -> tuple[int, int] | None:
     """The span of the subject that the clause ``scan[body:end]`` takes from the clause
     ``before`` (``(start, end)``, its joint from ``joint`` up to ``body``): when that
-    clause opens on a subject, depends on nothing, and "and"/"but"/"or" leads a verb
+    clause opens on a subject, depends on nothing, and "and"/"but"/"or" (or a comma) leads a verb
     phrase with none of its own. None otherwise."""
     if _LEAD.fullmatch(scan, joint, body) is None or _BODY.match(scan, body, end) is None:
         return None

@@ -226,6 +226,18 @@ _ZH_NEW_SUBJECT = re.compile(
 _ZH_REQUEST_JOINT = re.compile(
     r"[，,](?=(?:请|麻烦)?(?:你|您)?(?:帮我|帮忙|请你|请帮|给我|告诉我|看看|看一下|查一下|查查))")
 """…and so does a request after a comma ("测试时好时坏，帮我查查…": a remark, then the ask)."""
+_ZH_AND_JOINT = re.compile(r"(?:[，,]\s*)?(?:并且|而且)|[，,]\s*(?:还|同时)(?!是)")
+"""A conjunction before a second predicate of the speaker's ("我住在上海，并且在一家银行
+工作", "…，还在银行工作"): a statement of its own, read with the sentence's subject."""
+_ZH_SPEAKER = re.compile(r"\s*(?:我们|我)(?![们的])")
+"""A sentence that opens on the speaker (我, 我们) — the subject a second predicate after
+:data:`_ZH_AND_JOINT` takes."""
+_ZH_OWN_SUBJECT = re.compile(r"\s*(?:我|你|他|她|它|咱|大家|[^\s，,。]{1,8}(?:是|为)(?!了))")
+"""A clause that names its own subject (or is a copula of its own): it carries none."""
+_JA_AND_JOINT = re.compile(r"(?:[んい]でいて|ていて|ており|でおり|ているし|でいるし|ますし|ですし"
+                           r"|だし)(、|，)")
+"""A state joined to another (大阪に住んでいて、銀行で働いています; …住んでいるし、…):
+the comma (group 1) parts two statements."""
 _LEAD_JOINT = re.compile(r"^(?:[,，;；、\s]|and\s|but\s|so\s|whereas\s|while\s)+", re.I)
 _FIRST_JOINT = re.compile(r"^(?:[,，;；、\s]|and\s|but\s|so\s)+", re.I)
 """At the start of a sentence "while"/"whereas" open a condition, not a second clause."""
@@ -417,6 +429,10 @@ def _clause_spans(scan: str, a: int, b: int, lang: str, quantities: list[Quantit
             joints += [(m.start(), m.end()) for m in _EN_MY_SPLICE.finditer(scan, a, b)]
         if not _COORDINATORS.isdisjoint(toks):
             joints += elided.joints(scan, a, b)  # "I don't use Vim and use Emacs instead"
+    if lang == "zh" and _ZH_SPEAKER.match(scan, a, b):
+        joints += [(m.start(), m.end()) for m in _ZH_AND_JOINT.finditer(scan, a, b)]
+    if lang == "ja":
+        joints += [(m.start(1), m.end(1)) for m in _JA_AND_JOINT.finditer(scan, a, b)]
     if lang == "zh" and ("，" in scan[a:b] or "," in scan[a:b]):
         joints += [(m.start(), m.end()) for m in _ZH_NEW_SUBJECT.finditer(scan, a, b)]
         joints += [(m.start(), m.end()) for m in _ZH_REQUEST_JOINT.finditer(scan, a, b)]
@@ -446,13 +462,29 @@ def _clause_spans(scan: str, a: int, b: int, lang: str, quantities: list[Quantit
 
 
 def _with_subject(scan: str, subject: tuple[int, int], body: int, end: int,
-                  quantities: list[Quantity]) -> Clause:
+                  quantities: list[Quantity], lang: str = "en") -> Clause:
     """The clause ``scan[body:end]`` read with the subject ``scan[subject[0]:subject[1]]``
-    written before it (:mod:`.elided`): the rules see "I use Emacs instead". The scan
-    keeps its length (the subject overwrites what precedes ``body``), so offsets hold."""
-    said = scan[subject[0]:subject[1]] + " "
+    written before it (:mod:`.elided`, :func:`_zh_carried`): the rules see "I use Emacs
+    instead", 我在一家银行工作. The scan keeps its length (the subject overwrites what
+    precedes ``body``), so offsets hold."""
+    said = scan[subject[0]:subject[1]] + (" " if lang == "en" else "")
     at = body - len(said)
-    return _build(scan[:at] + said + scan[body:], at, at, end, "en", False, quantities)
+    return _build(scan[:at] + said + scan[body:], at, at, end, lang, False, quantities)
+
+
+def _zh_carried(scan: str, first: int, joint: int, body: int, end: int
+                ) -> tuple[int, int] | None:
+    """The span of the speaker (我, 我们) that opens the sentence at ``first``, when the
+    clause ``scan[body:end]`` follows it after :data:`_ZH_AND_JOINT` (``scan[joint:
+    body]``) and names no subject of its own ("我住在上海，并且在一家银行工作": 我…在一家
+    银行工作). None otherwise."""
+    if _ZH_AND_JOINT.fullmatch(scan, joint, body) is None \
+            or _ZH_OWN_SUBJECT.match(scan, body, end):
+        return None
+    m = _ZH_SPEAKER.match(scan, first, joint)
+    if m is None:
+        return None
+    return m.end() - len(m.group().lstrip()), m.end()
 
 
 def _build(scan: str, start: int, body: int, end: int, lang: str, question: bool,
@@ -1377,6 +1409,7 @@ class _Message:
         imagined = hypothetical(sc, body, b, lang)
         unsure = hedged_lead(sc, body, b, lang)
         after_imagined = False
+        opened: dict[int, int] = {}  # a clause that carries a subject: where its chain opens
         for i, (start, end) in enumerate(spans):
             if imagined is not None and start >= imagined[1] and after_imagined:
                 # the first clause after a supposition: its joint ("…, so we cap it
@@ -1423,12 +1456,18 @@ class _Message:
                        quantities, ctoks)
             if i == 0 and rules.is_hypothetical(c):
                 return
-            said_by = elided.carried(sc, spans[i - 1], spans[i - 1][1], cbody, end) \
-                if lang == "en" and i and now_lead is None else None
+            # "I live in Porto, work as a nurse and have two cats": the chain's subject
+            first = opened.get(i - 1, spans[i - 1][0]) if i else 0
+            said_by = elided.carried(sc, (first, spans[i - 1][1]), spans[i - 1][1], cbody, end) \
+                if lang == "en" and i and now_lead is None else \
+                _zh_carried(sc, spans[0][0], spans[i - 1][1], cbody, end) \
+                if lang == "zh" and i else None
+            if said_by is not None:
+                opened[i] = first
             planned = dated.plan(c) if self.speaker == "user" and forced is None else None
             verdict = Verdict("fact", planned.subject, planned.negated) if planned \
                 else rules.classify(c) if said_by is None \
-                else rules.classify(_with_subject(sc, said_by, cbody, end, quantities))
+                else rules.classify(_with_subject(sc, said_by, cbody, end, quantities, lang))
             if verdict is None and "constraint" in (kind_before, forced) and said_by is None \
                     and lx.EN_IMPERATIVE.match(c.core):
                 # "Never store keys in the repo, use the vault instead": one rule, two

@@ -338,6 +338,15 @@ WORK = "work"
 "I got laid off"): it revises the speaker's statements of their work ("I work as a
 teacher")."""
 
+_ENDS_WORK: Final = next(p for k, p in lx.EN_REPLACE if k == "end" and "?P<work>" in p.pattern)
+
+
+def ends_work(text: str) -> bool:
+    """Whether ``text`` is an end of the speaker's work ("I retired last year", "We got
+    laid off"): the one statement of subject :data:`WORK` that names no work. "We work
+    from home on Mondays now" also has that subject (its verb) and ends nothing."""
+    return _ENDS_WORK.search(text.strip().rstrip(".!?…。 ")) is not None
+
 
 def _read_end(m: re.Match[str], g: dict[str, str | None], new: str
               ) -> tuple[str | None, str | None, str | None, bool] | None:

@@ -115,8 +115,10 @@ _JA_DECIDER = re.compile(r"^[^、。,]{0,12}?(?:さん|さま|様|くん|君|ち
                          r"|チーム|リーダー)(?:は|が)[、,]?(?=.)")
 """Who made a decision the user passes on ("田中さんは、…と決めました"): not its subject."""
 _JA_OBJECT = re.compile(r"^(?P<t>[^、。,]{1,30}?)(?:を|に|で|が|は|と|へ)")
-_JA_DECLARATIVE = re.compile(r"(?:です|だ|でした|である|ます|ました|ている|ています|いる|いた|ある"
-                             r"|あります|ません|ない|た|完了|予定)$")
+_JA_DECLARATIVE = re.compile(r"(?:(?:です|だ|でした|である|ます|ました|ている|ています|いる|いた|ある"
+                             r"|あります|ません|ない|た|完了|予定)し?|ていて|でいて|ており|でおり)$")
+"""A statement's end; a state joined to the next by 〜ていて / 〜ており / 〜し ends the
+first of two clauses (:data:`memory_core.extraction.pipeline._JA_AND_JOINT`)."""
 _JA_REFUTED = re.compile(
     r"[^、。はがを]{0,15}?(?:じゃなくて|じゃなく|ではなくて|ではなく(?!て?も))")
 """"5433じゃなくて" names the refuted value; it is not the subject."""
@@ -139,10 +141,11 @@ _JA_WEAK_RULE = re.compile(r"でお願いします|にしてください|しな�
 _JA_PLAIN_ORDER = re.compile(r"(?:て|で)(?:ね|よ|な)?[。!！]?$|こと[。!！]?$")
 """A plain order at the end of a clause ("使ってね", "書くこと")."""
 _JA_TE_ORDER = re.compile(r"(?<!につい)(?<!によっ)(?<!とし)(?<!おい)(?<!だっ)(?<!たっ)(?<!るっ)"
-                          r"(?<!いっ)(?<!すっ)て(?:ね|よ)?[。!！]?$")
+                          r"(?<!いっ)(?<!すっ)(?<![てで]い)て(?:ね|よ)?[。!！]?$")
 """A plain request in the te-form ("直して", "見せてね"): outside a rule or a topic's
 scope, an order about the work at hand, as a polite request there is. Not the
-quoting って ("会議は3時からだって", "来るって", "ないって": hearsay)."""
+quoting って ("会議は3時からだって", "来るって", "ないって": hearsay), nor a state joined
+to the next ("大阪に住んでいて、…")."""
 _JA_DOES = re.compile(r"(?:ます|る)[。!！]?$")
 """A plain statement of what is done ("デプロイします", "付ける"): a rule after a
 standing lead, as "From now on, we deploy at 9." is."""

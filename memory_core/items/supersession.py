@@ -24,6 +24,7 @@ from memory_core.extraction.replacement import (
     actor,
     adds,
     ends_home_with,
+    ends_work,
     speaker_lives,
     speaker_works,
     states_change,
@@ -354,7 +355,9 @@ def condition_is_value(ex: Any, row: Any) -> bool:
     Thursdays" and "on Fridays" never agreed (:func:`conditions_agree`) and both
     statements stayed current. Only a correction (``ex.correction``: "now", a change
     told) counts; two statements under two conditions otherwise both hold ("On Fridays
-    we deploy the web app" / "On Mondays … the mobile app")."""
+    we deploy the web app" / "On Mondays … the mobile app"). In :func:`correction_target`
+    such a pair is one attribute even where one side states a time and the other none
+    ("… at 16:00") or the subject is inflected ("Deploys" / "deploy")."""
     if not (getattr(ex, "correction", False) and ex.condition and row["condition"]):
         return False
     new_rest = terms(ex.text) - terms(ex.subject) - terms(ex.condition)
@@ -733,7 +736,7 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
     if adds(ex.text or ""):
         return None  # "We now also support API keys": one more of a kind, dated
     if ex.subject == WORK and not getattr(ex, "replaces", None) \
-            and getattr(ex, "lang", "en") == "en" and not speaker_works(ex.text or ""):
+            and getattr(ex, "lang", "en") == "en" and ends_work(ex.text or ""):
         # "I retired last year", "I got laid off": the newest statement of the
         # speaker's work ends, whatever it named; nothing else about work does
         return next((row for row in items.correction_candidates(
@@ -817,7 +820,8 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
             continue
         row_subject = row["subject"] or ""
         if subject and row_subject and subject != row_subject \
-                and _has_digit(ex.text) != _has_digit(row["text"]):
+                and _has_digit(ex.text) != _has_digit(row["text"]) \
+                and not condition_is_value(ex, row):
             # another key whose value is of another shape (a number, not a word or a
             # name) is another attribute: "My editor font is Fira Code now" leaves "My
             # editor font size is 12", "Set my size to M" leaves "My font size is 12"
@@ -879,7 +883,8 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
                 strict, 3.0, overlap(new_terms, old_terms), row["id"])
         elif not same_unit:
             continue  # a unit on one side only: only the very same subject may pair them
-        elif related and (spelt or subjects_match(subject, row_subject)) and not (
+        elif related and (spelt or subjects_match(subject, row_subject)
+                          or condition_is_value(ex, row)) and not (
                 _complemented(subject, row_subject, ex.text or "", row["text"] or "")
                 and not (_holds_value(ex.text or "", ex.value_text)
                          and _holds_value(row["text"] or "", row["value_text"]))):
