@@ -246,12 +246,20 @@ def apply_boosts(
                 e.score += amount
 
 
+ASKED_BOOSTS = frozenset({"intent", "standing", "quantity", "successor", "source"})
+"""Boosts that make a candidate relevant whatever its vector score: the kind of
+record the query asks for, the value that replaced a match, an item whose source
+turn matched."""
+
+
 def drop_unrelated(fused: dict[int, Fused], floor: float) -> None:
     """Remove the entries that only the vector list found (no BM25 rank) with a
     similarity below ``floor``: the nearest neighbours of a query about something
-    never said. Entries from neither list (added successors, task lines) stay."""
+    never said. Entries from neither list (added successors, task lines) and those
+    holding one of :data:`ASKED_BOOSTS` stay."""
     for label in [lb for lb, e in fused.items() if e.bm25_rank is None
-                  and e.vector_score is not None and e.vector_score < floor]:
+                  and e.vector_score is not None and e.vector_score < floor
+                  and not ASKED_BOOSTS.intersection(e.boosts)]:
         del fused[label]
 
 
