@@ -20,7 +20,34 @@ from memory_core.search.embed.base import query_embedding
 from proxy.cli.searching import embedder_or_exit
 from proxy.settings import load_settings
 
-NO_ANSWER = ['peanuts', 'What did Caroline say about her peanut allergy?', 'Which cryptocurrency did Melanie invest in?', "What is the name of Caroline's goldfish?", 'How much does Melanie pay for her car insurance?', 'What programming language does Caroline use at work?', 'Which football team does Melanie support?', 'What did Caroline think of the new iPhone?', "When did Melanie get her driver's licence renewed?", 'What is the password for the home wifi?', 'How many cylinders does the truck engine have?', 'What was the score of the chess tournament final?', 'Which dentist did Caroline visit for her root canal?', "What is Melanie's favourite sushi restaurant in Tokyo?", 'What did they decide about the kitchen renovation budget?', 'Which database migration failed on Tuesday?', 'How tall is the Eiffel Tower?', 'What did Caroline say about quantum computing?', 'What is the deadline for the tax return?', 'Which video game console does Melanie own?', 'What did the plumber charge for fixing the leak?', 'What is the capital of Mongolia?', 'Did Caroline ever go skydiving?', 'What brand of motorcycle does Melanie ride?', 'Which stock did Caroline sell last week?', 'kubernetes cluster upgrade']
+NO_ANSWER = [
+    'peanuts',
+    'What did Caroline say about her peanut allergy?',
+    'Which cryptocurrency did Melanie invest in?',
+    "What is the name of Caroline's goldfish?",
+    'How much does Melanie pay for her car insurance?',
+    'What programming language does Caroline use at work?',
+    'Which football team does Melanie support?',
+    'What did Caroline think of the new iPhone?',
+    "When did Melanie get her driver's licence renewed?",
+    'What is the password for the home wifi?',
+    'How many cylinders does the truck engine have?',
+    'What was the score of the chess tournament final?',
+    'Which dentist did Caroline visit for her root canal?',
+    "What is Melanie's favourite sushi restaurant in Tokyo?",
+    'What did they decide about the kitchen renovation budget?',
+    'Which database migration failed on Tuesday?',
+    'How tall is the Eiffel Tower?',
+    'What did Caroline say about quantum computing?',
+    'What is the deadline for the tax return?',
+    'Which video game console does Melanie own?',
+    'What did the plumber charge for fixing the leak?',
+    'What is the capital of Mongolia?',
+    'Did Caroline ever go skydiving?',
+    'What brand of motorcycle does Melanie ride?',
+    'Which stock did Caroline sell last week?',
+    'kubernetes cluster upgrade',
+]
 LOCOMO = "/work/shared/data/locomo/locomo10.json"
 
 
