@@ -277,6 +277,8 @@ class SearchSettings:
     recency_half_life_days: float = _search("recency_half_life_days")
     min_score: float = _search("min_score")
     vector_min_similarity: float = _search("vector_min_similarity")
+    vector_floor: bool = _search("vector_floor")
+    vector_floor_shift: float = _search("vector_floor_shift")
     query_timeout_seconds: float = _search("query_timeout_seconds")
     dedupe_similarity: float = _search("dedupe_similarity")
     update_similarity: float = _search("update_similarity")

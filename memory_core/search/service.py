@@ -45,6 +45,7 @@ from memory_core.search.embed.base import (
     EmbedderError,
     SerialEmbedder,
     query_embedding,
+    relevance_floor,
 )
 from memory_core.search.fulltext import TantivyTextIndex
 from memory_core.search.hybrid import (
@@ -53,6 +54,7 @@ from memory_core.search.hybrid import (
     add_neighbours,
     add_session,
     apply_boosts,
+    drop_unrelated,
     fuse,
     query_periods,
     ranked,
@@ -158,6 +160,11 @@ class SearchService:
         self.store = store
         self.embedder = embedder
         self.clock = clock
+        floor = relevance_floor(embedder.model_id) if embedder is not None else None
+        self.vector_floor: float | None = (
+            floor + self.config.vector_floor_shift
+            if floor is not None and self.config.vector_floor else None)
+        """Similarity below which a hit only the vector list found is dropped (hybrid)."""
         self.query_timeout = (query_timeout if query_timeout is not None
                               else self.config.query_timeout_seconds)
         root = Path(data_dir) / "index"
@@ -447,6 +454,8 @@ class SearchService:
                 if r["status"] == "active" and r["evidence"] in STATED
                 and r["kind"] in _STATEMENT_KINDS and _quantity_of(r["unit"]) == want},
                 cfg.quantity_boost)
+        if self.vector_floor is not None:
+            drop_unrelated(fused, self.vector_floor)
         hits = []
         for e in ranked(fused, cfg.min_score, k):
             kind, ref = split_label(e.label)

@@ -283,8 +283,12 @@ def memory_search(engine: Any, scope: Scope, args: dict[str, Any]) -> dict[str, 
             vector = None
     hits = engine.search.search(scope.tenant, scope.role, query, k=limit * OVERFETCH,
                                 mode="hybrid", include_hidden=False, query_vector=vector)
-    return {"query": query, "results": _statements_first(_describe(
-        engine, scope, [(h.kind, h.ref_id, h.score) for h in hits], len(hits)), limit)}
+    results = _statements_first(_describe(
+        engine, scope, [(h.kind, h.ref_id, h.score) for h in hits], len(hits)), limit)
+    # Hits that only resemble the query by meaning are kept above a relevance floor
+    # (SearchConfig.vector_floor): none left means memory holds nothing on it.
+    return {"query": query, "results": results,
+            "note": None if results else "nothing relevant found in memory for this query"}
 
 
 def view_message(engine: Any, scope: Scope, args: dict[str, Any]) -> dict[str, Any]:

