@@ -49,14 +49,16 @@ spices."). Not before a definite or someone's thing, or seeing it ("Love the col
 liking to keep; nor "Love" as a noun ("Love is truly magical", "Love and acceptance
 …")."""
 _NOUN_PHRASE = re.compile(
-    r"[^.!?\n,;:()\u2014]*?\b(?:(?:because|since|when|whenever|while|if|as|that|which|who"
+    r"[^.!?\n,;:()\u2014]{0,80}?\b(?:(?:because|since|when|whenever|while|if|as|that|which|who"
     r"|whom|whose|where|and|but|or|so|though|although|unless|than|until|there|it|they|he|she"
     r"|we|you|i)\b|(?P<verb>is|are|was|were|has|have|had|will|would|can|could|should|shall"
     r"|may|might|must|does|do|did|isn't|aren't|wasn't|weren't|hasn't|haven't|won't|can't)\b)",
     re.I)
 """What follows a verb of liking up to the first clause joint or finite verb: a finite
 verb first ("Love letters from my grandmother are in the attic", "Hate speech is
-banned") makes the opening a noun phrase, the sentence's subject, no liking."""
+banned") makes the opening a noun phrase, the sentence's subject, no liking. Read
+over 80 characters at most: a subject runs no longer (and a long paste stays linear)."""
+_WORD = re.compile(r"\s*\w+")
 _FAN = re.compile(
     _OPENING + r"(?:(?=not\s+(?:a\s+|the\s+)?(?:big\s+|huge\s+)?fan\s+of\b)"
     r"|(?P<bare>(?=(?:big|huge|massive|total)\s+fan\s+of\b)))", re.I | re.M)
@@ -83,8 +85,8 @@ def restore(text: str) -> tuple[str, frozenset[int]]:
 def _opens_noun(text: str, at: int) -> bool:
     """Whether the verb of liking at ``text[at:]`` opens a noun phrase (:data:`_NOUN_PHRASE`):
     its first word is skipped (the verb itself)."""
-    verb = re.match(r"\s*\w+", text[at:])
-    m = _NOUN_PHRASE.match(text, at + (verb.end() if verb else 0))
+    verb = _WORD.match(text, at)
+    m = _NOUN_PHRASE.match(text, verb.end() if verb else at)
     return m is not None and m.group("verb") is not None
 
 
