@@ -424,11 +424,10 @@ class CaptureJobs:
 
     def _owes(self, scope: Scope, message_id: int) -> bool:
         """Whether an earlier message of the persona waits for a queued extraction
-        job (:meth:`_catch_up`), or one of this capture's was queued: the capture
-        then queues ``message_id`` too, so that its items still follow theirs without
-        reading them on the request path (another conversation's 100 KB paste)."""
-        if getattr(self._deferred, "ids", None):
-            return True
+        job (:meth:`_catch_up`): the capture then queues ``message_id`` too, so that
+        its items still follow theirs without reading them on the request path
+        (another conversation's 100 KB paste). One of this capture's own queued
+        messages is ``later`` already (:meth:`_capture_request_job`)."""
         with self._queued_lock:
             return any(m < message_id for m in self._queued_after.get(persona_order(scope), ()))
 
