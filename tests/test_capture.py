@@ -1259,6 +1259,40 @@ def test_an_answer_goes_after_its_requests_queued_extraction(tmp_path: Path) -> 
         engine.close()
 
 
+def test_a_continued_conversation_does_not_read_anothers_queued_paste(
+        tmp_path: Path) -> None:
+    """A long paste in one conversation is queued for after its capture; a request
+    of a continued conversation of the same persona (its message read inline) does
+    not extract that paste in its own capture (the request path) to keep items in
+    message order: it queues its message behind it, and the correction still
+    supersedes once the jobs run. before: r2's capture extracted the paste itself
+    (about 0.5 s for 50 KB)."""
+    from memory_core.capture.jobs import EXTRACT_MAX_CHARS
+    from memory_core.models import Scope
+
+    order: list[str] = []
+    engine = _held_engine(tmp_path / "d", order)
+    lines = [f"The port of service svc{i:03d} is {7100 + i} in staging." for i in range(2000)]
+    paste = "\n".join(lines)
+    assert len(paste) > EXTRACT_MAX_CHARS and lines[0].startswith("The port of service svc000")
+    try:
+        engine.capture_request(Scope("t"), "r1", [{"role": "user", "content": paste}],
+                               {})[1].result(30)
+        engine.capture_request(Scope("t", session="s2"), "r2", [
+            {"role": "user", "content": "Hi."}, {"role": "assistant", "content": "Hello."},
+            {"role": "user", "content": "Actually, the port of service svc000 is 9999 now."}],
+            {})[1].result(30)
+        assert order == ["r1", "r2"], order
+        engine.store.hold_background(None, 0.0)
+        engine.flush()
+        rows = sql_read(engine, lambda c: [tuple(r) for r in c.execute(
+            "SELECT value, status FROM memory_items WHERE subject LIKE ? ORDER BY id",
+            ("service svc000%",))])
+        assert [float(v) for v, status in rows if status == "active"] == [9999.0], rows
+    finally:
+        engine.close()
+
+
 def test_a_correction_overtaking_an_unanswered_opening_still_supersedes(
         tmp_path: Path) -> None:
     """A request in another conversation corrects what an unanswered request's

@@ -229,3 +229,24 @@ def test_a_client_tool_named_like_a_memory_tools_prefix_streams_its_arguments() 
     rest = chunk({"tool_calls": [{"index": 0, "function": {"arguments": '"view"}'}}]})
     raw = sse(rest, done=False)
     assert sr.feed(raw) == raw  # as sent, the moment it arrives
+
+
+def _nameless(tail: bytes) -> bytes:
+    frag = lambda **k: {"tool_calls": [dict(index=0, **k)]}  # noqa: E731
+    return sse(chunk({"role": "assistant", "content": None}),
+               chunk(frag(id="call_c", type="function", function={"arguments": '{"pa'})),
+               chunk(frag(function={"arguments": 'th": 1}'})), done=False) + tail
+
+
+@pytest.mark.parametrize("tail", [b"data: [DONE]\n\n", b"", sse(
+    {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m",
+     "choices": [], "usage": {"total_tokens": 3}})], ids=["done", "cut", "usage"])
+@pytest.mark.parametrize("size", [1, 9, None])
+def test_a_call_never_named_reaches_the_client_when_no_finish_chunk_comes(
+        tail: bytes, size: int | None) -> None:
+    # The stream ends ([DONE], a usage chunk, or the body) with no finish_reason while
+    # a call's name never came: it is the client's. before: its fragments were held
+    # for ever, the client got no call at all
+    sr, out = run(_nameless(tail), size)
+    assert client_calls(out) == {0: {"name": "", "arguments": '{"path": 1}'}}, out
+    assert chunks_of(out)[-1]["id"] == "chatcmpl-1"

@@ -11,9 +11,10 @@ import aiohttp
 import orjson
 from click.testing import CliRunner
 
+from memory_core.items import standing
 from proxy.cli import main
 from tests.conftest import RunningProxy, store_sql
-from tests.fake_upstream import FakeUpstream
+from tests.fake_upstream import FakeUpstream, Reply
 from tests.test_admin_support import ADMIN_TOKEN
 from tests.test_injection import Agent, block_of
 from tests.test_purge_thread import settle, start, tool_texts
@@ -135,3 +136,24 @@ async def test_cli_memory_edit(make_proxy: Any, upstream: FakeUpstream) -> None:
     scoped = runner.invoke(main, ["memory", "edit", "--data-dir", data_dir,
                                   str(out["new_id"]), "port 1", "--role", "writer"])
     assert scoped.exit_code == 1
+
+
+async def test_an_edited_assistant_proposal_stays_the_assistants(
+        make_proxy: Any, upstream: FakeUpstream) -> None:
+    # An operator rewording what the assistant proposed does not make it the user's
+    # statement: it stays a proposal "not confirmed", shown only in its own thread.
+    # before: evidence "admin", shown untagged in every thread as a stated item
+    proxy = await start(make_proxy)
+    upstream.push(Reply(content="I suggest we use Redis for the session cache."))
+    await Agent(proxy, upstream, role="ops").say("What should hold the session cache?")
+    await settle(proxy)
+    rows = store_sql(proxy.engine, "SELECT id FROM memory_items WHERE status = 'active'"
+                     " AND kind = 'proposal'", ())
+    assert len(rows) == 1
+    status, out = await post(proxy, f"items/{rows[0][0]}/edit",
+                             {"text": "I suggest we use Memcached for the session cache."})
+    assert status == 200, out
+    row = item_row(proxy, int(out["new_id"]))
+    assert (row["kind"], row["evidence"]) == ("proposal", "assistant"), dict(row)
+    assert not standing.lasting(row) and standing.conversation_local(row)
+    assert revisions(proxy, int(out["new_id"]))[0][2].startswith("edited by admin")

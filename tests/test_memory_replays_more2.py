@@ -315,6 +315,30 @@ def test_an_impression_an_order_or_love_as_a_noun_is_no_liking(text: str) -> Non
     assert all(i.kind != "preference" for i in extract(text)), extract(text)
 
 
+@pytest.mark.parametrize("text", [
+    "Love letters from my grandmother are in the attic.",
+    "Hate speech is banned on our forum.",
+    "Love Actually is on TV tonight.",
+    "Despise Me Not is the title of my friend's novel.",
+    "Love songs were all they played at the wedding.",
+    "Hate mail has been piling up since the article ran.",
+])
+def test_a_verb_of_liking_that_opens_a_noun_phrase_is_no_liking(text: str) -> None:
+    # before: each a standing preference of the user's ("I Hate speech is banned ...")
+    assert all(i.kind != "preference" for i in extract(text)), extract(text)
+
+
+@pytest.mark.parametrize("text, subject", [
+    ("Love hiking when it is sunny.", "hiking"),
+    ("Love cooking for friends who are vegan.", "cooking friends"),
+    ("Hate meetings that have no agenda.", "meetings agenda"),
+    ("Love long walks, they are relaxing.", "long walks"),
+])
+def test_a_liking_whose_later_clause_has_a_verb_is_still_a_liking(
+        text: str, subject: str) -> None:
+    assert any(i.kind == "preference" for i in extract(text)), extract(text)
+
+
 async def test_a_liking_without_its_speaker_reaches_another_block(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
     block = await asked_later(proxy, upstream, [("a", "Not a fan of Java.")],

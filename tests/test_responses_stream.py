@@ -284,3 +284,55 @@ def test_comments_between_the_head_events_keep_their_place(size: int) -> None:
     out = run(sr, data, size)
     end, _ = terminal_bytes(sr, state, rounds=1, usage=sr.usage())
     assert out + end == data
+
+
+def _unnamed_then_named(first_name: str) -> tuple[bytes, list[dict[str, Any]]]:
+    """A bridged stream (tests/test_wire_replays_more7.py, row 149): call 0 opened
+    without a name and named when done, call 1 (the client's ``get_weather``) opened
+    named while call 0 is still unnamed, their events interleaved."""
+    seq = iter(range(100))
+
+    def ev(kind: str, **fields: Any) -> bytes:
+        obj = {"type": kind, "sequence_number": next(seq), **fields}
+        return f"event: {kind}\ndata: ".encode() + orjson.dumps(obj) + b"\n\n"
+
+    done0 = {"type": "function_call", "id": "fc_0", "call_id": "call_0", "name": first_name,
+             "arguments": '{"query":"x"}', "status": "completed"}
+    done1 = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather",
+             "arguments": '{"city":"Oslo"}', "status": "completed"}
+    opened = [dict(done0, name="", arguments="", status="in_progress"),
+              dict(done1, arguments="", status="in_progress")]
+    resp = {"id": "resp_u", "object": "response", "status": "in_progress", "output": []}
+    data = ev("response.created", response=resp)
+    data += b"".join(ev("response.output_item.added", output_index=i, item=it)
+                     for i, it in enumerate(opened))
+    data += b"".join(ev("response.function_call_arguments.delta", output_index=i,
+                        item_id=d["id"], delta=d["arguments"])
+                     for i, d in enumerate((done0, done1)))
+    data += b"".join(ev("response.output_item.done", output_index=i, item=d)
+                     for i, d in enumerate((done0, done1)))
+    data += ev("response.completed", response=dict(resp, status="completed",
+                                                   output=[done0, done1]))
+    return data, [done0, done1]
+
+
+@pytest.mark.parametrize("size", [1, 64, 100000])
+def test_a_call_after_an_unnamed_client_call_keeps_its_place(size: int) -> None:
+    # before: the later call went out first, at output_index 0, while the terminal's
+    # output listed it second (and the bytes were rewritten)
+    data, _ = _unnamed_then_named("read_config")
+    state = StreamState()
+    sr = ResponsesStreamRound(NAMES, state, first=True)
+    out = run(sr, data, size)
+    end, _final = terminal_bytes(sr, state, rounds=1, usage=sr.usage())
+    assert out + end == data
+
+
+def test_a_call_after_an_unnamed_memory_call_takes_its_index() -> None:
+    data, (_grep, weather) = _unnamed_then_named("memory_grep")
+    sr = ResponsesStreamRound(NAMES, StreamState(), first=True)
+    shown = [e for e in events(run(sr, data, 100000)) if "output_index" in e]
+    assert [(e["type"], e["output_index"]) for e in shown] == [
+        ("response.output_item.added", 0), ("response.function_call_arguments.delta", 0),
+        ("response.output_item.done", 0)]
+    assert shown[-1]["item"] == weather and b"fc_0" not in orjson.dumps(shown)

@@ -10,6 +10,7 @@ import pytest
 
 from memory_core.evaluation.extraction import stands
 from memory_core.extraction import extract
+from memory_core.extraction.grounds import rests_on_lasting
 from memory_core.extraction.material import asked_about_spans
 from tests.standing_helpers import assert_none_stands, assert_stands
 
@@ -193,3 +194,21 @@ def test_one_thing_chosen_over_another_is_a_single_request(text: str) -> None:
 
 def test_a_kind_chosen_over_another_still_stands() -> None:
     assert_stands("I'd like answers in Spanish rather than English, please.")
+
+
+PAST_REASONS = [
+    "I broke my wrist, so keep the replies short.",
+    "I took a painkiller, so keep it simple.",
+    "I saw the movie, so don't spoil anything but skip the summary.",
+    "I lost my notes, so summarize the plan again.",
+    "We sold the car, so skip the parking tips.",
+    "I wrote the draft in a hurry, so check the grammar carefully.",
+]
+
+
+@pytest.mark.parametrize("text", PAST_REASONS)
+def test_an_order_that_rests_on_a_past_event_does_not_stand(text: str) -> None:
+    # an irregular simple past is no habit. before: "I broke …" read as "I live …"
+    at = text.index(", so ") + len(", so ")
+    assert not rests_on_lasting(text, at, len(text))
+    assert not any(stands(i) for i in _order(text)), _order(text)

@@ -315,7 +315,8 @@ class CaptureJobs:
         if later and len(text) <= EXTRACT_MAX_CHARS and not self._has_items(text, speaker) \
                 and not (speaker == "user" and is_assent(text)):
             return  # a backfill message the rules find nothing in: no job for it
-        if defer and (later or len(text) > EXTRACT_MAX_CHARS):
+        if defer and (later or len(text) > EXTRACT_MAX_CHARS
+                      or self._owes(scope, message_id)):
             self._defer_extraction(tx, message_id, text, speaker)
             return
         self._catch_up(tx, scope, message_id)
@@ -420,6 +421,15 @@ class CaptureJobs:
                 del self._queued_after[order]
         for earlier_id in earlier:
             self._extract_pending(tx, earlier_id)
+
+    def _owes(self, scope: Scope, message_id: int) -> bool:
+        """Whether an earlier message of the persona waits for a queued extraction
+        job (:meth:`_catch_up`): the capture then queues ``message_id`` too, so that
+        its items still follow theirs without reading them on the request path
+        (another conversation's 100 KB paste). One of this capture's own queued
+        messages is ``later`` already (:meth:`_capture_request_job`)."""
+        with self._queued_lock:
+            return any(m < message_id for m in self._queued_after.get(persona_order(scope), ()))
 
     def _forget_queued(self, message_id: int) -> None:
         """``message_id``'s own job runs: :meth:`_catch_up` need not read it."""

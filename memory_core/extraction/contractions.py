@@ -48,6 +48,17 @@ spices."). Not before a definite or someone's thing, or seeing it ("Love the col
 "Love your dedication", "Love seeing …"): an impression of what was just shown, no
 liking to keep; nor "Love" as a noun ("Love is truly magical", "Love and acceptance
 …")."""
+_NOUN_PHRASE = re.compile(
+    r"[^.!?\n,;:()\u2014]{0,80}?\b(?:(?:because|since|when|whenever|while|if|as|that|which|who"
+    r"|whom|whose|where|and|but|or|so|though|although|unless|than|until|there|it|they|he|she"
+    r"|we|you|i)\b|(?P<verb>is|are|was|were|has|have|had|will|would|can|could|should|shall"
+    r"|may|might|must|does|do|did|isn't|aren't|wasn't|weren't|hasn't|haven't|won't|can't)\b)",
+    re.I)
+"""What follows a verb of liking up to the first clause joint or finite verb: a finite
+verb first ("Love letters from my grandmother are in the attic", "Hate speech is
+banned") makes the opening a noun phrase, the sentence's subject, no liking. Read
+over 80 characters at most: a subject runs no longer (and a long paste stays linear)."""
+_WORD = re.compile(r"\s*\w+")
 _FAN = re.compile(
     _OPENING + r"(?:(?=not\s+(?:a\s+|the\s+)?(?:big\s+|huge\s+)?fan\s+of\b)"
     r"|(?P<bare>(?=(?:big|huge|massive|total)\s+fan\s+of\b)))", re.I | re.M)
@@ -58,7 +69,7 @@ def restore(text: str) -> tuple[str, frozenset[int]]:
     """``text`` with what casual typing left out put back (module doc), and the
     offsets in the result of the characters added (empty, ``text`` as it is, when none
     was)."""
-    inserts = [(m.end(), "I ") for m in _LIKING.finditer(text)]
+    inserts = [(m.end(), "I ") for m in _LIKING.finditer(text) if not _opens_noun(text, m.end())]
     inserts += [(m.end(), "I'm a " if m.group("bare") is not None else "I'm ")
                 for m in _FAN.finditer(text)]
     if inserts:
@@ -69,6 +80,14 @@ def restore(text: str) -> tuple[str, frozenset[int]]:
         shifted = {p + bisect_right(cuts, p) for p in opened}
         return restored, frozenset(shifted | added)
     return _apostrophes(text)
+
+
+def _opens_noun(text: str, at: int) -> bool:
+    """Whether the verb of liking at ``text[at:]`` opens a noun phrase (:data:`_NOUN_PHRASE`):
+    its first word is skipped (the verb itself)."""
+    verb = _WORD.match(text, at)
+    m = _NOUN_PHRASE.match(text, verb.end() if verb else at)
+    return m is not None and m.group("verb") is not None
 
 
 def _insert(text: str, inserts: list[tuple[int, str]]) -> tuple[str, frozenset[int]]:

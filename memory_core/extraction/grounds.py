@@ -35,15 +35,25 @@ _SENTENCE_END = re.compile(r"[.!?\n]\s*")
 _SUBJECT = r"(?:i|we)"
 _MODAL_OR_MENTAL = (r"(?:think|guess|feel|hope|wonder|know|mean|believe|suppose|want|wish"
                     r"|like|love|hate|prefer|bet|reckon|assume|said|told|asked)")
+_IRREGULAR_PAST = (
+    r"(?:ate|awoke|became|began|bent|bit|bled|blew|bought|broke|brought|built|burnt|caught"
+    r"|chose|came|crept|dealt|drank|drew|drove|dug|fed|fell|felt|fled|flew|fought|forgave"
+    r"|forgot|found|froze|gave|grew|heard|held|hid|hung|kept|knew|knelt|laid|leapt|learnt"
+    r"|led|left|lent|lost|made|met|paid|ran|rang|rode|rose|sang|sank|sat|saw|sent|shook"
+    r"|shot|slept|slid|sold|spent|spoke|stole|stood|stuck|struck|swam|swore|taught|threw"
+    r"|told|took|tore|understood|woke|won|wore|wrote)")
+"""Simple past forms that are no present ("I broke my wrist", "I took a painkiller"):
+a thing that happened, not a habit (forms also present, "put", "read", "quit", are
+left to the present)."""
 _HABIT = re.compile(
     r"^\W*(?:(?:and|but|well|ok|okay)\W+)?" + _SUBJECT
     + r"\s+(?:(?:usually|normally|generally|always|often|only|mostly|also|still)\s+)?"
     r"(?!" + _MODAL_OR_MENTAL + r"\b|am\b|is\b|are\b|was\b|were\b|had\b|did\b|got\b|went\b"
-    r"|have\b|has\b|need\b|needs\b"
+    r"|have\b|has\b|need\b|needs\b|" + _IRREGULAR_PAST + r"\b"
     r"|[a-z]+ed\b|[a-z]+ing\b|will\b|would\b|could\b|might\b|can\b|may\b|must\b|should\b)"
     r"[a-z]+\b", re.I)
 """The speaker and a verb in the simple present: "I live …", "I play …", "we float …";
-not a mental verb ("I think …") nor a past or
+not a mental verb ("I think …") nor a past (:data:`_IRREGULAR_PAST`) or
 progressive form, nor a copula, a possession or a need ("I have a question", "I need
 it", which may be the moment's: those last only when said to recur)."""
 _LASTED = re.compile(

@@ -1446,7 +1446,7 @@ EDIT_TEXT_LIMIT = 2000
 def edit_item(tx: Tx, item_id: int, text: str, reason: str,
               now: float | None = None) -> dict[str, Any]:
     """An operator's correction of an active item's text: a new item (evidence
-    ``admin``) that supersedes it, so the old wording stays as history and
+    ``admin``; an assistant proposal's stays ``assistant``) that supersedes it, so the old wording stays as history and
     :func:`restore_item` of the old one undoes the edit (both are then current, as
     after any restore; retract the one that is wrong).
 
@@ -1481,8 +1481,11 @@ def edit_item(tx: Tx, item_id: int, text: str, reason: str,
                  "lasting", "correction", "local", "dated", "quoted", "may_revise"):
         data.pop(name, None)
     kind = row["kind"]
-    found = next((ex for ex in extract(text, speaker=data.get("speaker") or "user")
-                  if ex.kind == kind), None)
+    # a person's statement corrected is the operator's (stated); the assistant's
+    # proposal reworded is still the assistant's, unconfirmed
+    evidence = "admin" if row["evidence"] in fields.STATED else row["evidence"]
+    speaker = "assistant" if evidence == "assistant" else data.get("speaker") or "user"
+    found = next((ex for ex in extract(text, speaker=speaker) if ex.kind == kind), None)
     subject, value, value_text, unit, condition = row["subject"], None, None, None, None
     lang = row["lang"]
     if found is not None:
@@ -1496,7 +1499,7 @@ def edit_item(tx: Tx, item_id: int, text: str, reason: str,
         tenant=scope.tenant, role=scope.role, session=scope.session,
         thread_id=int(row["thread_id"]), kind=kind, subject=subject, text=text, value=value,
         value_text=value_text, unit=unit, condition=condition,
-        source_message_id=row["source_message_id"], evidence="admin", lang=lang, now=now,
+        source_message_id=row["source_message_id"], evidence=evidence, lang=lang, now=now,
         data=orjson.dumps(data).decode())
     _index_subject(tx, scope, new_id, subject)
     _index_terms(tx, scope, new_id, text)

@@ -146,6 +146,8 @@ class ChatStreamRound:
         """Reasoning chunks for the client, held while nothing of the round was shown."""
         self._role_head: bytes | None = None
         """The role a held reasoning chunk carried, as a role chunk of its own."""
+        self._last: dict[str, Any] | None = None
+        """The last chunk with choices: the frame of :meth:`_settle_calls`' chunk."""
 
     # -- bytes in, bytes out ----------------------------------------------------------
     def feed(self, data: bytes) -> bytes:
@@ -154,12 +156,30 @@ class ChatStreamRound:
 
     def close(self) -> bytes:
         """The upstream body ended: decide on what is left."""
-        return self.process(self.splitter.close())
+        return self.process(self.splitter.close()) + self._settle_calls()
 
     def pending(self) -> bytes:
-        """The held reasoning (an answer cut off shows it), then the bytes of an
-        unfinished block (what an aborted stream still owes)."""
-        return self.release() + self.splitter.pending()
+        """The held reasoning (an answer cut off shows it), the calls still unnamed,
+        then the bytes of an unfinished block (what an aborted stream still owes)."""
+        return self.release() + self._settle_calls() + self.splitter.pending()
+
+    def _settle_calls(self) -> bytes:
+        """The stream ends with no finish chunk (``[DONE]``, a usage chunk or the end
+        of the body first) while calls wait for their names: each is the client's,
+        its held fragments sent in one chunk."""
+        for slot in self.slots.values():
+            self._decide(slot, final=True)
+        released = [dict(h, index=s["client_index"]) for s in self.slots.values()
+                    if s["ours"] is False for h in s["held"]]
+        for s in self.slots.values():
+            if s["ours"] is False:
+                s["held"] = []
+        if not released or self._last is None:
+            return b""
+        self.shown = True
+        frame = {k: v for k, v in self._last.items() if k != "usage"}
+        body = {"index": 0, "delta": {"tool_calls": released}, "finish_reason": None}
+        return self.release() + self._emit(dict(frame, choices=[body]), True, b"")
 
     def holds(self) -> bool:
         """True while reasoning chunks are held (heartbeats are due)."""
@@ -191,6 +211,7 @@ class ChatStreamRound:
                 continue
             if event.data.strip() == "[DONE]":
                 acc.add_event(event)
+                out += self._settle_calls()
                 self.tail.append(("done", raw))
                 self.holding = True
                 continue
@@ -201,6 +222,7 @@ class ChatStreamRound:
             if obj is not None and not choices and obj.get("usage") is not None:
                 # The usage chunk. (With include_usage every chunk says "usage": null,
                 # Azure's choice-less prompt-filter chunk first: relayed as it comes.)
+                out += self._settle_calls()
                 self.tail.append(("usage", raw))
                 self.holding = True
                 continue
@@ -215,6 +237,7 @@ class ChatStreamRound:
             if self.holding:
                 self.tail.append(("other", raw))
                 continue
+            self._last = obj
             if not self.shown and _reasoning_only(obj, self.hold_text):
                 out += self._hold_reasoning(raw, obj)
                 continue

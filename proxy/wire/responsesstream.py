@@ -179,9 +179,13 @@ class ResponsesStreamRound(StreamRound):
         self.held_idx: set[int] = set()
         self.blank_idx: set[int] = set()
         """Held ``message`` items whose text is empty or whitespace so far."""
-        self.unnamed: dict[int, list[tuple[dict[str, Any], bytes]]] = {}
-        """Events of ``function_call`` items opened without a name (bridges of Chat
-        streams name them in ``output_item.done``), held until the name tells whose."""
+        self.unnamed: set[int] = set()
+        """``function_call`` items opened without a name (bridges of Chat streams name
+        them in ``output_item.done``), until the name tells whose."""
+        self.waiting: list[tuple[dict[str, Any], bytes]] = []
+        """Item events from the first unnamed call's on, in upstream order, held while
+        a call before them is unnamed: the client gets the items in the order and at
+        the indexes the upstream sent them."""
 
     # -- bytes in, bytes out ----------------------------------------------------------
     def feed(self, data: bytes) -> bytes:
@@ -288,7 +292,7 @@ class ResponsesStreamRound(StreamRound):
                         self.hidden.add(idx)
                     elif (isinstance(item, dict) and item.get("type") == "function_call"
                             and not item.get("name")):
-                        self.unnamed[idx] = []
+                        self.unnamed.add(idx)
                     elif not self.shown and self._held_kind(item):
                         self.held_idx.add(idx)
                     elif not self.shown and _blank_message(item):
@@ -296,47 +300,56 @@ class ResponsesStreamRound(StreamRound):
                         self.blank_idx.add(idx)
                 if kind == "response.output_item.done":
                     self.items[idx] = item
-                if idx in self.unnamed:
-                    self.unnamed[idx].append((obj, raw))
-                    if kind == "response.output_item.done":
-                        out += self._settle_one(idx, item)
+                if self.unnamed or self.waiting:
+                    self.waiting.append((obj, raw))
+                    if idx in self.unnamed and kind == "response.output_item.done":
+                        self._name(idx, item)
+                    out += self._flush_waiting()
                     continue
-                if idx in self.hidden:
-                    continue
-                if idx in self.blank_idx and _has_text(obj):
-                    self.blank_idx.discard(idx)  # a message after all: shown from here on
-                    out += self.release()
-                if idx in self.held_idx:
-                    self.held.append((obj, raw))
-                    continue
-                out += self.release() + self._item_event(obj, raw)
+                out += self._route(idx, obj, raw)
                 continue
             if kind == "error":
                 self.error = obj
             out += self.release() + self._show() + self.state.stamp(obj, raw)  # others
         return out
 
-    def _settle_one(self, idx: int, item: Any) -> bytes:
+    def _route(self, idx: int, obj: dict[str, Any], raw: bytes) -> bytes:
+        """An item event's bytes for the client now: none for a hidden item's or a
+        held one's (kept in :attr:`held`), else renumbered and stamped."""
+        out = b""
+        if idx in self.hidden:
+            return out
+        if idx in self.blank_idx and _has_text(obj):
+            self.blank_idx.discard(idx)  # a message after all: shown from here on
+            out += self.release()
+        if idx in self.held_idx:
+            self.held.append((obj, raw))
+            return out
+        return out + self.release() + self._item_event(obj, raw)
+
+    def _name(self, idx: int, item: Any) -> None:
         """Decide the unnamed call at ``idx`` by ``item``'s name: a memory call is
-        hidden (its held events dropped), any other goes out with its held events."""
-        held = self.unnamed.pop(idx)
+        hidden (its held events dropped), any other is the client's."""
+        self.unnamed.discard(idx)
         if isinstance(item, dict) and item.get("name") in self.names:
             self.hidden.add(idx)
-            return b""
-        out = self.release()
-        for obj, raw in held:
-            out += self._item_event(obj, raw)
+
+    def _flush_waiting(self) -> bytes:
+        """The waiting events up to the first of a call still unnamed, routed in
+        upstream order (:meth:`_route`)."""
+        out = b""
+        while self.waiting and self.waiting[0][0]["output_index"] not in self.unnamed:
+            obj, raw = self.waiting.pop(0)
+            out += self._route(obj["output_index"], obj, raw)
         return out
 
     def _settle_unnamed(self, response: dict[str, Any] | None) -> bytes:
         """Decide the calls still unnamed by the terminal ``response``'s items at
-        their indexes (none: the client's)."""
+        their indexes (none: the client's), and route what waited on them."""
         up = response.get("output") if response is not None else None
-        out = b""
         for idx in sorted(self.unnamed):
-            item = up[idx] if isinstance(up, list) and idx < len(up) else None
-            out += self._settle_one(idx, item)
-        return out
+            self._name(idx, up[idx] if isinstance(up, list) and idx < len(up) else None)
+        return self._flush_waiting()
 
     def _held_kind(self, item: Any) -> bool:
         """True for an item held while nothing of the round was shown: reasoning,
