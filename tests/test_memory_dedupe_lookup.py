@@ -118,6 +118,7 @@ def test_subject_key_lookup_finds_what_the_full_scan_found(tmp_path: Path) -> No
 def test_subject_keys_cover_every_match() -> None:
     """``subjects_match`` ⇒ the probes of the shorter side are keys of the longer, and
     the shorter is among the longer's contained subjects (``_candidates``' lookups)."""
+    from memory_core.items.aliases import fold_aliases
     from memory_core.items.supersession import subject_probes
     from memory_core.items.writer import _contained
     rng = random.Random(5)
@@ -125,6 +126,10 @@ def test_subject_keys_cover_every_match() -> None:
     pairs = 0
     for a in subjects:
         for b in subjects:
+            # keys hold the words as written: two names of one thing ("db" /
+            # "database") pair through the writer's by-meaning candidates instead
+            if fold_aliases(a) != a or fold_aliases(b) != b:
+                continue
             if subjects_match(a, b):
                 pairs += 1
                 keys_b = subject_keys(b)[0]

@@ -47,6 +47,7 @@ CORRECTION_SCAN = 20000
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 _WORD_RUN = re.compile(r"\w+")
+_LATIN_RUN = re.compile(r"[A-Za-z0-9]+")
 
 
 def subjects_match(a: str | None, b: str | None) -> bool:
@@ -302,6 +303,8 @@ def subject_keys(subject: str | None) -> tuple[frozenset[str], str]:
     words = _WORD_RUN.findall(subject)
     cjk = _CJK.findall(subject)
     keys = frozenset(words) | frozenset(cjk)
+    if cjk:  # "db" in "db用的": a Latin run beside Han characters is a word of its own
+        keys |= frozenset(_LATIN_RUN.findall(subject))
     if cjk:
         anchor = cjk[0]
     elif words:

@@ -342,12 +342,18 @@ def _contained(subject: str) -> set[str] | None:
     if _CJK_CHAR.search(subject):
         out.update(subject[i:j] for i in range(n) for j in range(i + 2, n + 1)
                    if _CJK_CHAR.search(subject, i, j))
+        # Latin runs between other characters ("db" in "db用的", subjects_match)
+        latin = [bool(_LATIN_CHAR.match(c)) for c in subject]
+        edges = [i for i in range(n) if i == 0 or not latin[i - 1]]
+        stops = [j for j in range(1, n + 1) if j == n or not latin[j]]
+        out.update(subject[i:j] for i in edges for j in stops if j - i >= 2)
     out.discard(subject)
     return out
 
 
 _WORD_CHAR = re.compile(r"\w")
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
+_LATIN_CHAR = re.compile(r"[a-z0-9]")
 
 
 def _index_subject(tx: Tx, scope: Scope, item_id: int, subject: str | None) -> None:
