@@ -345,6 +345,24 @@ def test_correction_cue_alone_flags_the_next_sentence() -> None:
 
 
 @pytest.mark.parametrize("text", [
+    "small update about me: I joined the platform team last week",
+    "Quick update: we moved the standup to 10am.",
+    "A short update about us: we adopted a cat.",
+    "Little update on me: I started a new job at Stripe.",
+])
+def test_an_update_lead_about_the_speaker_flags_the_statement(text: str) -> None:
+    """"Update:" led a correction; "small update about me:" (an adjective, "about me")
+    did not, so a team change told that way kept the old team current."""
+    items = extract(text)
+    assert items and all(i.correction for i in items), items
+
+
+def test_an_update_about_something_else_is_no_lead() -> None:
+    assert not any(i.correction for i in extract("Quick update on the build: it passed."))
+    assert not any(i.correction for i in extract("A quick note: the build passed."))
+
+
+@pytest.mark.parametrize("text", [
     "The timeout is actually fine as it is at 30 s.",
     "No emojis in commit messages.",
     "Never store API keys in the repo, use the vault instead.",

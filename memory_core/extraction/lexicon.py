@@ -112,11 +112,14 @@ EN_CORRECTION = Lead(en(
                      "|i got it wrong|my mistake|my bad|i misspoke|make that|sorry i meant"
                      "|strike that|on second thought|i take that back|typo|small correction")
     + r")\b"
+    # "small update about me:", "quick correction on us:": the speaker's own news
+    r"|(?:(?:an?\s+)?(?:quick|small|little|brief|short)\s+)?(?:update|correction)\s+(?:about|on)"
+    r"\s+(?:me|myself|us)\b|(?:quick|little|brief|short)\s+(?:update|correction)\b"
     r"|(?:no\swait|oh\swait|wait\sno|no|nope|nah|wait|oops|hold\son|hang\son)\s*[,.!:;-]"
     r"|" + _EN_EDIT + r")"
     r"[\s,.:;!-]*"
 ), "actually correction update scratch i to let my make sorry strike on typo small no nope nah "
-   "wait oops hold oh hang please change set")
+   "wait oops hold oh hang please change set quick little brief short a an")
 EN_EDIT_ORDER = en("^" + _EN_EDIT)
 """An order to change a value the speaker holds: "Change my favourite colour to blue",
 "Please update my address to 12 Oak Street", "Set our deploy day to Thursday". Read as a
