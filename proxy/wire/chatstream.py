@@ -163,10 +163,10 @@ class ChatStreamRound:
         then the bytes of an unfinished block (what an aborted stream still owes)."""
         return self.release() + self._settle_calls() + self.splitter.pending()
 
-    def _settle_calls(self) -> bytes:
-        """The stream ends with no finish chunk (``[DONE]``, a usage chunk or the end
-        of the body first) while calls wait for their names: each is the client's,
-        its held fragments sent in one chunk."""
+    def _release_held(self) -> list[dict[str, Any]]:
+        """Decide every waiting call for good (the stream ends): the held fragments of
+        those that are the client's, each at its client index, in slot order; their
+        holds emptied."""
         for slot in self.slots.values():
             self._decide(slot, final=True)
         released = [dict(h, index=s["client_index"]) for s in self.slots.values()
@@ -174,6 +174,13 @@ class ChatStreamRound:
         for s in self.slots.values():
             if s["ours"] is False:
                 s["held"] = []
+        return released
+
+    def _settle_calls(self) -> bytes:
+        """The stream ends with no finish chunk (``[DONE]``, a usage chunk or the end
+        of the body first) while calls wait for their names: each is the client's,
+        its held fragments sent in one chunk."""
+        released = self._release_held()
         if not released or self._last is None:
             return b""
         self.shown = True
@@ -373,13 +380,7 @@ class ChatStreamRound:
                     ch = dict(ch, delta=delta)
                     changed = True
             if ch.get("finish_reason"):
-                for slot in self.slots.values():
-                    self._decide(slot, final=True)
-                released = [dict(h, index=s["client_index"]) for s in self.slots.values()
-                            if s["ours"] is False for h in s["held"]]
-                for s in self.slots.values():
-                    if s["ours"] is False:
-                        s["held"] = []
+                released = self._release_held()
                 if released:
                     delta = dict(ch.get("delta") or {}, tool_calls=released)
                     ch = dict(ch, delta=delta)
