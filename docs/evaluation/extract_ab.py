@@ -32,8 +32,9 @@ LOCOMO = Path(os.environ.get("LOCOMO", "/work/shared/data/locomo/locomo10.json")
 
 
 def corpora(root: Path) -> dict[str, list[tuple[str, str]]]:
-    """Corpus name -> [(text, speaker)], read from ``root`` (the same files for both trees)."""
-    sys.path.insert(0, str(root))
+    """Corpus name -> [(text, speaker)], read from ``root`` by the parent process, which
+    hands the same texts to both trees' workers (a worker of the base tree imports no
+    module of the new one)."""
     from proxy.shortbench import prompt
 
     out: dict[str, list[tuple[str, str]]] = {"short": [(prompt(i), "user") for i in range(200)]}
@@ -53,12 +54,13 @@ def corpora(root: Path) -> dict[str, list[tuple[str, str]]]:
     return out
 
 
-def worker(data_root: Path, passes: int, dump: Path | None) -> None:
+def worker(texts_file: Path, passes: int, dump: Path | None) -> None:
     from memory_core.extraction import extract
 
+    sets = {name: [(text, speaker) for text, speaker in pairs] for name, pairs in
+            json.loads(texts_file.read_text(encoding="utf-8")).items()}
     result: dict[str, object] = {"tree": str(Path(extract.__code__.co_filename).parents[2])}
     digest = hashlib.sha256()
-    sets = corpora(data_root)
     lines: list[str] = []
     for texts in sets.values():
         for text, speaker in texts:
@@ -88,17 +90,20 @@ def main() -> None:
     ap.add_argument("--passes", type=int, default=3)
     ap.add_argument("--worker", action="store_true")
     ap.add_argument("--dump", type=Path)
+    ap.add_argument("--texts", type=Path, default=Path("/tmp/extract_ab_texts.json"))
     args = ap.parse_args()
     if args.worker:
-        worker(ROOT, args.passes, args.dump)
+        worker(args.texts, args.passes, args.dump)
         return
+    args.texts.write_text(json.dumps(corpora(ROOT), ensure_ascii=False), encoding="utf-8")
     trees = {"base": Path(args.base).resolve(), "new": ROOT}
     runs: dict[str, list[dict[str, float]]] = {"base": [], "new": []}
     digests: dict[str, set[str]] = {"base": set(), "new": set()}
     for r in range(args.rounds):
         for label, tree in trees.items():
             env = {**os.environ, "PYTHONPATH": str(tree)}
-            cmd = [sys.executable, __file__, "--worker", "--passes", str(args.passes)]
+            cmd = [sys.executable, __file__, "--worker", "--passes", str(args.passes),
+                   "--texts", str(args.texts)]
             if r == 0:
                 cmd += ["--dump", f"/tmp/extract_ab_{label}.txt"]
             out = subprocess.run(cmd, env=env, cwd=tree, check=True, capture_output=True,
