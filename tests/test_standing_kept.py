@@ -118,3 +118,33 @@ def test_now_before_a_state_still_updates() -> None:
 def test_what_is_bound_to_a_day_it_names_is_kept_but_does_not_stand(text: str) -> None:
     items = extract(text)
     assert items and not any(stands(i) for i in items), items
+
+
+# The clause asking to keep what was said may name what it is kept for ("…, keep that in
+# mind for recipes.", "Keep this in mind for any meal plans.") or be an order to stick to
+# it ("Please always stick to that."); either way it points back and holds nothing itself.
+KEPT_FOR = [
+    ("I'm allergic to peanuts, keep that in mind for recipes.", "I'm allergic to peanuts"),
+    ("I'm vegetarian. Keep this in mind for any meal plans.", "I'm vegetarian."),
+    ("I'm allergic to peanuts, please remember that for future recipes.",
+     "I'm allergic to peanuts"),
+    ("I use metric units. Please always stick to that.", "I use metric units."),
+    ("We decided on Postgres. Stick with it.", "We decided on Postgres."),
+]
+
+
+@pytest.mark.parametrize(("text", "kept"), KEPT_FOR)
+def test_a_keep_clause_naming_its_use_points_back_and_holds_nothing(text: str,
+                                                                     kept: str) -> None:
+    items = extract(text)
+    assert [i.text for i in items] == [kept], items
+    assert stands(items[0]), items
+
+
+@pytest.mark.parametrize("text", [
+    "Remember that for loops run fast.",  # "that" opens a clause about for-loops
+    "Don't forget that for the demo we need two laptops.",
+])
+def test_remember_that_before_a_for_clause_is_no_keep_clause(text: str) -> None:
+    items = extract(text)
+    assert len(items) == 1 and items[0].text == text, items

@@ -57,22 +57,28 @@ def promoted(text: str) -> bool:
 _TAIL = re.compile(
     r"(?:^|[,;，、。；]|\s[\u2013\u2014-])\s*(?:(?:ok(?:ay)?|so|and|also|just|please)\b[\s,]*)*"
     r"(?:(?:keep|bear)\s+(?:that|this|it)\s+in\s+mind|remember\s+(?:that|this|it)"
+    r"|(?:always\s+)?stick\s+(?:to|with)\s+(?:that|this|it)"
     r"|(?:don['’]t|do\s+not|never)\s+forget\s+(?:that|this|it)"
     r"|(?:that|this)(?:['’]s|\s+is)\s+(?:the|my|our)\s+(?:rule|policy)(?:\s+(?:i|we)(?:['’]m"
     r"|['’]re|\s+am|\s+are)\s+(?:following|sticking\s+to|going\s+by)(?:\s+now)?)?"
     r"|(?:that|this)(?:['’]s|\s+is)\s+(?:final|non-?negotiable))"
     r"(?:\s*,?\s*(?:whenever|when|every\s+time|each\s+time|from\s+now\s+on|going\s+forward"
-    r"|in\s+(?:future|the\s+future))\b[^.!?\n]*)?(?:\s+(?:please|ok(?:ay)?))?[\s.!~]*$"
+    r"|in\s+(?:future|the\s+future))\b[^.!?\n]*"
+    r"|\s+for\s+(?:(?:any|all|every|each|future|later|my|our|your|the|these|those|next|other"
+    r"|similar)\s+(?:[\w'’-]+\s+){0,2}[\w'’-]+|[\w'’-]+))?(?:\s+(?:please|ok(?:ay)?))?[\s.!~]*$"
     r"|(?:^|[,;，、。；])\s*(?:请)?(?:(?:记住|记好|牢记)(?:这一?点|这个|这件事|它)?"
     r"|(?:别|不要)忘(?:了|记)(?:这一?点|这个|这件事|它)?)(?:了|哦|喔|啊|呀|吧)?[\s。！!~]*$"
     r"|(?:^|[,;，、。；])\s*(?:(?:これ|それ|このこと|そのこと)を?)?"
     r"(?:覚えて(?:おいて|おいてね|おいてください|おいて下さい|ね|ください)"
     r"|覚えといて(?:ね|ください)?|忘れないで(?:ね|ください|下さい)?)[\s。！!ね~]*$", re.I)
 """A clause that asks the assistant to retain what was just said: "…, keep that in mind
-(whenever …)", "…, remember that.", "…, don't forget that.", …，记住这一点。, …、覚えておいてね。,
+(whenever … / for recipes / for any meal plans)", "…, remember that.", "…, don't forget
+that.", "Please always stick to that.", …，记住这一点。, …、覚えておいてね。,
 or that names it the user's rule or settled: "That's the rule I'm following now.",
 "…, and that's final." ("…, no exceptions" qualifies the rule it ends, and stays in it)
-At the end of a sentence, after a comma or alone, with nothing after it but a scope."""
+At the end of a sentence, after a comma or alone, with nothing after it but a scope: a
+time ("whenever …", "from now on") or a use ("for" and one word, or a determiner and up to
+three: "Remember that for loops run fast." is a statement about for-loops)."""
 
 
 def kept_tail(scan: str, start: int, end: int) -> int | None:
