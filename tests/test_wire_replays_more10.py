@@ -324,6 +324,78 @@ async def test_delta_annotations_after_a_hidden_round_reach_the_client(
             if c.get("choices") and "annotations" in c["choices"][0]["delta"]] == [cite]
 
 
+# -- 162: the proxy's heartbeat after an upstream ``id:`` field --------------------------------
+# A keep-alive comment followed by a blank line, sent once the client has seen an
+# ``id:`` field, makes SSE readers that keep the last id (openai-python's and
+# openai-go's decoders) dispatch an event with empty data and fail on its JSON
+# (theopenco/llmgateway#2334 on openai/openai-python#2722; james-6-23/codex2api#696).
+# Here the upstream writes ``id:`` on each event, a hidden round's preamble is shown,
+# and the next round is slow enough for the proxy's heartbeats: the SDK must read the
+# whole answer.
+def _with_ids(pieces: list[bytes]) -> list[bytes]:
+    return [b"id: %d\n" % i + p if p.startswith(b"data:") else p
+            for i, p in enumerate(pieces)]
+
+
+async def test_heartbeats_after_an_upstream_event_id_do_not_break_the_sdk(
+        tmp_path: Path) -> None:
+    async with gated_proxy(tmp_path, heartbeat_seconds=0.1) as (upstream, proxy):
+        answer = Scripted(_with_ids([chunk({"role": "assistant", "content": "done"}),
+                                     chunk({}, "stop"), _DONE]), gate_at=0)
+        upstream.answers.extend([
+            Scripted(_with_ids([chunk({"role": "assistant", "content": "Checking. "}),
+                                chunk({"tool_calls": [_memory_call()]}),
+                                chunk({}, "tool_calls"), _DONE])),
+            answer])
+
+        async def later() -> None:
+            await asyncio.sleep(0.6)
+            answer.gate.set()
+
+        opener = asyncio.ensure_future(later())
+        async with _openai(proxy) as client:
+            stream = await client.chat.completions.create(model="m", messages=USER,
+                                                          stream=True)
+            text = "".join([c.choices[0].delta.content or "" async for c in stream
+                            if c.choices])
+        await opener
+    assert len(upstream.received) == 2, "the memory call was run"
+    assert text == "Checking. done"
+
+
+async def test_responses_heartbeats_after_an_upstream_event_id_do_not_break_the_sdk(
+        tmp_path: Path) -> None:
+    preamble = {"type": "message", "id": "msg_p", "status": "completed",
+                "role": "assistant", "content": [{
+                    "type": "output_text", "text": "Checking. ", "annotations": []}]}
+    first = _resp_stream("resp_1", [(preamble, []), (MEMORY_ITEM, [])])
+    second = _resp_stream("resp_2", [(ANSWER_ITEM, [])])
+
+    def with_ids(stream: bytes) -> list[bytes]:
+        return [b"id: %d\n" % i + p for i, p in enumerate(
+            ev(e["type"], e) for e in _events(stream))]
+
+    async with gated_proxy(tmp_path, heartbeat_seconds=0.1) as (upstream, proxy):
+        answer = Scripted(with_ids(second), gate_at=0)
+        upstream.answers.extend([Scripted(with_ids(first)), answer])
+
+        async def later() -> None:
+            await asyncio.sleep(0.6)
+            answer.gate.set()
+
+        opener = asyncio.ensure_future(later())
+        async with _openai(proxy) as client:
+            stream = await client.responses.create(model="m", input="hello there",
+                                                   stream=True)
+            kinds = [e.type async for e in stream]
+        await opener
+    assert len(upstream.received) == 2, "the memory call was run"
+    assert kinds[-1] == "response.completed", kinds
+
+
+
+
+
 # -- 163: a Responses refusal after a hidden round ---------------------------------------------
 # A refusal streams as a ``refusal`` content part with ``response.refusal.delta`` /
 # ``.done`` events, no ``output_text``; bridges and accumulators that know only text
