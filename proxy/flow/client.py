@@ -103,6 +103,10 @@ class ClientSide:
         self.last_write = time.monotonic()
         self.last_headers: Any = None
         """The latest upstream round's headers (the client's, when committed early)."""
+        self.has_event_id = False
+        """The client was sent an SSE ``id:`` field (see :meth:`heartbeat_bytes`)."""
+        self._last = b"\n"
+        """The last byte written (a line starts after ``\n``)."""
 
     def left(self) -> bool:
         transport = self.ex.request.transport
@@ -189,7 +193,21 @@ class ClientSide:
         """Send the client's status line and held bytes (the hold is over), and a
         heartbeat while a hidden round runs; False if the client is gone."""
         return await self.commit() and (not self.hidden_running
-                                        or await self.write(self.wire.heartbeat()))
+                                        or await self.write(self.heartbeat_bytes()))
+
+    def heartbeat_bytes(self) -> bytes:
+        """The wire's heartbeat; a comment heartbeat without its blank line once the
+        client was sent an ``id:`` field.
+
+        By the SSE spec a blank line after a comment dispatches nothing, but the
+        openai SDKs' decoders (openai-python's ``SSEDecoder``, openai-go's) dispatch
+        an event with empty data on any blank line once an event id was seen, and
+        fail on its JSON. The comment line alone still writes bytes, and the next
+        event's lines follow it (a comment line inside an event is ignored)."""
+        beat = self.wire.heartbeat()
+        if self.has_event_id and beat.startswith(b":") and beat.endswith(b"\n\n"):
+            return beat[:-1]
+        return beat
 
     def beat_due(self) -> bool:
         """A heartbeat is due: a hidden round runs (or a round holds what it may not
@@ -214,6 +232,9 @@ class ClientSide:
         response = self.ex.response
         assert response is not None
         self.last_write = time.monotonic()
+        if not self.has_event_id and data:
+            self.has_event_id = b"\nid:" in self._last + data
+            self._last = data[-1:]
         try:
             await response.write(data)
             return True

@@ -35,6 +35,9 @@ by block, what the client gets:
   the next client ``sequence_number``, counted from the upstream's first (none
   when the upstream numbers none; an event left unchanged is relayed as its exact
   bytes);
+- a ``keepalive`` event is relayed (renumbered) once its round was shown, and
+  dropped before: it carries no state, and a hidden round's would show the client
+  that round's response (its id, ending in an unanswered memory call);
 - the terminal event is held in :attr:`ResponsesStreamRound.tail`: only the loop
   knows whether this round ends the answer (:func:`terminal_bytes` restates it);
 - the response objects of the head and terminal events echo the request's
@@ -57,6 +60,10 @@ from proxy.wire.responses import reply_turn
 
 HEAD_EVENTS = ("response.created", "response.in_progress", "response.queued")
 TERMINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
+KEEPALIVE_EVENTS = ("keepalive", "response.keep_alive")
+"""Transport keep-alives of long streams (undocumented; OpenAI's ``keepalive``, a
+``response.keep_alive`` some relays wrote): no response state, so never what makes a
+round shown."""
 
 
 def without_our_tools(response: Any, names: dict[str, str]) -> Any:
@@ -281,6 +288,12 @@ class ResponsesStreamRound(StreamRound):
                 continue
             if self.holding:
                 self.tail.append(("other", raw))
+                continue
+            if kind in KEEPALIVE_EVENTS:
+                if self.shown and not (self.held or self.unnamed or self.waiting):
+                    out += self.state.stamp(obj, raw)
+                # else dropped: the round may yet be hidden, and while it runs the
+                # proxy's own heartbeats keep the client's stream alive
                 continue
             idx = obj.get("output_index")
             if isinstance(idx, int) and not isinstance(idx, bool):
