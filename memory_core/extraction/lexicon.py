@@ -254,9 +254,9 @@ EN_UPDATE = Cue(en(
 not 'for now', 'right now', 'now that'); an activity that ended, said as stopped, quit or
 gave up before a verb in -ing ('I stopped drinking coffee', 'we quit using Redis': the
 same as 'no longer'; 'I quit my job' names no activity and is left alone); 'we moved our
-flour order to …' (what moved is
-the ``what`` group); and a statement that marks its value as the present one ('Home is
-Ronda these days', nowadays, currently, at the moment, at present, anymore); a date
+flour order to …', 'we renamed the repo to …' (what moved or was renamed is the ``what``
+group); and a statement that marks its value as the present one ('Home is Ronda these
+days', nowadays, currently, at the moment, at present, anymore); a date
 the value takes effect from, opening or ending the clause ('… from today', 'starting
 next week', 'going forward', 'from here on'), or a release ('As of release 3.2, …',
 'effective with v2'); a value someone changed to another ('the
