@@ -396,6 +396,10 @@ def _item_line(row: Item, old: Item | None, conflict: Item | None,
     ``maybe``: the active items a correction may revise (``data.may_revise``, two or
     more), each named in one note that asks the user which.
     ``msg N`` is the item's newest source (a restatement merged into it moves it).
+    An operator's edit (``memory edit``) keeps its source but not its words: it is
+    tagged ``edited by an operator`` and quotes the text it replaced
+    (``(edited from "…" — superseded)``), never ``corrects msg N``, which would read as
+    msg N correcting itself with words it never said.
     Only active items reach the block, so their status is not written: ten bytes a
     line, on every turn, that said nothing (a superseded value is shown only inside
     the note of the item that replaced it).
@@ -409,7 +413,7 @@ def _item_line(row: Item, old: Item | None, conflict: Item | None,
     ``now`` (UNIX seconds, the request's time): a statement that holds until a day it
     names is marked with that day, and as over after it (:func:`_end_note`)."""
     end = _end_note(row, now)
-    key = (end, None if old is None else (old["source_message_id"], old["text"]),
+    key = (end, None if old is None else (old["id"], old["source_message_id"], old["text"]),
            None if conflict is None else (conflict["source_message_id"], conflict["text"]),
            limit, len(similar), tuple(r["source_message_id"] for r in similar),
            tuple((r["source_message_id"], r["text"]) for r in maybe))
@@ -432,12 +436,18 @@ def _render_item_line(row: Item, old: Item | None, conflict: Item | None,
         tags.append(f"by {neutralise(who)}")
     if row["source_message_id"] is not None:
         tags.append(f"msg {row['source_message_id']}")
+    edited = fields.edited_from(row)
+    if edited is not None:
+        tags.append("edited by an operator")
     if row["evidence"] == "assistant":
         tags.append("assistant proposal, not confirmed")
     elif fields.tentative(row):
         tags.append("user was unsure, not confirmed")
     extra = ""
-    if old is not None and not _same_words(old["text"], row["text"]):
+    if old is not None and edited is not None and int(old["id"]) == edited:
+        # the operator's words, not msg N's: the note quotes what they replaced
+        extra += f' (edited from "{_one_line(old["text"], 120)}" — superseded)'
+    elif old is not None and not _same_words(old["text"], row["text"]):
         extra += (f' (corrects msg {old["source_message_id"]}: "{_one_line(old["text"], 120)}"'
                   " — superseded)")
     if conflict is not None:

@@ -217,7 +217,7 @@ EN_UPDATE = Cue(en(
     r"|\b(?:switched|switching|moved|migrated|changed|changing|swapped|upgraded|relocated)"
     r"\s+(?:over\s+)?(?:to|from)\b|\bno\s+longer\b|\bnot\s+\w+\s+any\s?more\b"
     r"|\b(?:stopped|quit|gave\s+up|given\s+up)(?=\s+[a-z]{2,}ing\b)"
-    r"|\b(?:switched|moved|migrated|changed|swapped)\s+(?:our|my|the|their|his|her)\s+"
+    r"|\b(?:switched|moved|migrated|changed|swapped|renamed)\s+(?:our|my|the|their|his|her)\s+"
     r"(?P<what>[\w-]+(?:\s+[\w-]+){0,3}?)\s+(?:over\s+)?to\b"
     r"|\b(?:these\s+days|nowadays|currently|at\s+the\s+moment|at\s+present|any\s?more)\b"
     rf"|\b(?:as\s+of|effective)\s+{_EN_EFFECTIVE_DATE}"
@@ -236,14 +236,14 @@ EN_UPDATE = Cue(en(
     rf"\s+(?:it|them|that|this)\s+(?:back\s+|down\s+|up\s+)?to\b{_EN_NEW_VALUE}"
     rf"|\b(?:got|was|were|been)\s+(?:pushed|pulled)\s+(?:back\s+)?to\b{_EN_NEW_VALUE}"
     r"|\b(?:(?:got|gets|was|were|has\s+been|have\s+been|had\s+been|been)\s+)(?:just\s+)?"
-    r"(?:moved|postponed|delayed|changed|brought\s+forward)"
+    r"(?:moved|postponed|delayed|changed|renamed|brought\s+forward)"
     rf"\s+(?:back\s+|forward\s+)?to\b{_EN_NEW_VALUE}"
     r"|\b(?:(?:got|was|were|has\s+been|have\s+been|had\s+been|been|just)\s+)?postponed"
     rf"\s+to\b{_EN_NEW_VALUE}"
     r"|\b(?:(?:has|have|had)\s+)?(?:(?:went|gone)\s+(?:up|down)|rose|risen|fell|fallen"
     r"|dropped|increased|decreased|climbed|grew|grown|shrank|shrunk)"
     rf"\s+to\b{_EN_NEW_VALUE}"),
-    words="now switched switching moved migrated changed changing swapped upgraded relocated "
+    words="now switched switching moved migrated changed changing swapped upgraded relocated renamed "
           "postponed delayed brought went gone rose risen fell fallen decreased climbed grew "
           "grown shrank shrunk "
           "longer anymore stopped quit gave given any days nowadays currently moment present from "
@@ -254,9 +254,9 @@ EN_UPDATE = Cue(en(
 not 'for now', 'right now', 'now that'); an activity that ended, said as stopped, quit or
 gave up before a verb in -ing ('I stopped drinking coffee', 'we quit using Redis': the
 same as 'no longer'; 'I quit my job' names no activity and is left alone); 'we moved our
-flour order to …' (what moved is
-the ``what`` group); and a statement that marks its value as the present one ('Home is
-Ronda these days', nowadays, currently, at the moment, at present, anymore); a date
+flour order to …', 'we renamed the repo to …' (what moved or was renamed is the ``what``
+group); and a statement that marks its value as the present one ('Home is Ronda these
+days', nowadays, currently, at the moment, at present, anymore); a date
 the value takes effect from, opening or ending the clause ('… from today', 'starting
 next week', 'going forward', 'from here on'), or a release ('As of release 3.2, …',
 'effective with v2'); a value someone changed to another ('the

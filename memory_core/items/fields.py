@@ -44,6 +44,14 @@ def speaker(row: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+def edited_from(row: Any) -> int | None:
+    """The item an operator's edit replaced (``data.edited_from``, set by
+    :func:`memory_core.items.writer.edit_item`), else ``None``: the text is then the
+    operator's, not what its source message said."""
+    value = data_of(row).get("edited_from")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def may_revise(row: Any) -> list[int]:
     """The items a correction may revise (``data.may_revise``, ids oldest first): it
     named only an attribute's head that two or more items qualify ("my font size" after
