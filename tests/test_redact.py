@@ -1,0 +1,208 @@
+"""Redact one message (``memory redact MSG_ID``, ``POST /lcm/v1/messages/{id}/redact``):
+its content is replaced by a placeholder everywhere it was stored, the memory items
+stated only there go (a correction stated there is undone), and the conversation goes
+on: the client resends its history with the original text and the proxy still matches
+it to the same thread, storing no new copy."""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+import aiohttp
+import orjson
+from click.testing import CliRunner
+
+from memory_core.store.redaction import PLACEHOLDER, Scrubber, mask_messages
+from proxy.cli import main
+from tests.conftest import RunningProxy, store_sql
+from tests.fake_upstream import FakeUpstream, Reply
+from tests.test_admin_support import ADMIN_TOKEN
+from tests.test_injection import Agent, block_of
+from tests.test_purge_thread import cli_search, n, settle, start, tool_texts
+
+RECORD = ("Customer record for the ticket: Ilse Marrowfield, phone 555-0142, the"
+          " ZEBRAQUILL cluster runs on port 7411 when the VPN is up.")
+AUTH = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+
+
+async def redact_api(proxy: RunningProxy, message_id: int, body: dict[str, Any],
+                     query: str = "") -> tuple[int, dict[str, Any]]:
+    async with aiohttp.ClientSession() as s, s.post(
+            f"{proxy.root}/lcm/v1/messages/{message_id}/redact{query}", headers=AUTH,
+            json=body) as r:
+        return r.status, orjson.loads(await r.read())
+
+
+async def block_for(proxy: RunningProxy, upstream: FakeUpstream) -> str:
+    """The block a new conversation's question gets (the model's reply does not echo
+    it, so it stores no copy of its own)."""
+    upstream.push(Reply(content="ok"))
+    asker = Agent(proxy, upstream, system="You answer about the network.")
+    await asker.say("Which port does the cluster run on when the VPN is up?")
+    return block_of(asker.upstream_last_user())
+
+
+def message_of(proxy: RunningProxy, text: str) -> tuple[int, int]:
+    """(id, thread id) of the one user message that said ``text``."""
+    rows = store_sql(proxy.engine, "SELECT id, thread_id FROM messages WHERE text = ?"
+                     " AND msg_role = 'user'", (text,))
+    assert len(rows) == 1, rows
+    return int(rows[0][0]), int(rows[0][1])
+
+
+def stored_copies(proxy: RunningProxy, word: str) -> dict[str, int]:
+    """Rows of every table that holds conversation text that still contain ``word``."""
+    like = f"%{word}%"
+    found = {table: n(proxy, f"SELECT COUNT(*) FROM {table} WHERE {col} LIKE ?", like)
+             for table, col in (("messages", "text"), ("messages", "raw_json"),
+                                ("memory_items", "text"), ("summary_nodes", "text"),
+                                ("assembly_logs", "data"), ("task_state", "text"),
+                                ("splices", "messages"))}
+    bodies = store_sql(proxy.engine, "SELECT body FROM forwarded_requests"
+                       " WHERE body IS NOT NULL")
+    found["forwarded_requests"] = sum(word.encode() in zlib.decompress(bytes(b[0]))
+                                      for b in bodies)
+    return {k: v for k, v in found.items() if v}
+
+
+async def test_a_redacted_message_is_gone_and_the_conversation_goes_on(
+        make_proxy: Any, upstream: FakeUpstream) -> None:
+    proxy = await start(make_proxy)
+    agent = Agent(proxy, upstream)
+    await agent.say("Hello, I need help with a support ticket.")
+    await agent.say(RECORD)
+    await agent.say("Which team owns this kind of ticket?")
+    await settle(proxy)
+    message_id, thread = message_of(proxy, RECORD)
+    # Everything holds it before (so the checks below can fail).
+    assert "ZEBRAQUILL" in cli_search(proxy, "ZEBRAQUILL")
+    assert "ZEBRAQUILL" in await block_for(proxy, upstream)
+    assert n(proxy, "SELECT COUNT(*) FROM memory_items WHERE source_message_id = ?",
+             message_id) >= 1
+    assert stored_copies(proxy, "Marrowfield").get("forwarded_requests")
+    await settle(proxy)
+    threads = n(proxy, "SELECT COUNT(*) FROM threads")
+    messages = n(proxy, "SELECT COUNT(*) FROM messages WHERE thread_id = ?", thread)
+
+    status, refused = await redact_api(proxy, message_id, {})
+    assert status == 400 and refused["error"]["code"] == "confirmation_required"
+    status, dry = await redact_api(proxy, message_id, {"dry_run": True})
+    assert status == 200 and dry["changed"]["messages"] == 1
+    assert dry["changed"]["memory_items"] >= 1
+    assert message_of(proxy, RECORD)[0] == message_id  # the dry run changed nothing
+    status, done = await redact_api(proxy, message_id, {"confirm": True})
+    assert status == 200 and done["changed"] == dry["changed"]
+    await settle(proxy)
+    assert stored_copies(proxy, "Marrowfield") == {}
+    assert stored_copies(proxy, "ZEBRAQUILL") == {}
+    row = store_sql(proxy.engine, "SELECT text, raw_json, thread_id FROM messages WHERE id = ?",
+                    (message_id,))[0]
+    assert row[0] == PLACEHOLDER and orjson.loads(row[1]) == {"role": "user",
+                                                             "content": PLACEHOLDER}
+
+    # The client resends the original text: same thread, nothing captured again.
+    await agent.say("Please draft the reply to the customer.")
+    await settle(proxy)
+    assert n(proxy, "SELECT COUNT(*) FROM threads") == threads
+    assert n(proxy, "SELECT COUNT(*) FROM messages WHERE thread_id = ?",
+             thread) == messages + 2
+    assert message_of(proxy, "Please draft the reply to the customer.")[1] == thread
+    assert RECORD in orjson.dumps(upstream.chat_requests[-1]["json"]).decode()  # as sent
+    assert "ZEBRAQUILL" not in block_of(agent.upstream_last_user())
+    assert stored_copies(proxy, "Marrowfield") == {}
+    assert stored_copies(proxy, "ZEBRAQUILL") == {}
+    assert "ZEBRAQUILL" not in cli_search(proxy, "ZEBRAQUILL")
+    assert "ZEBRAQUILL" not in await tool_texts(proxy, upstream, "memory_grep", "ZEBRAQUILL")
+    assert "ZEBRAQUILL" not in await block_for(proxy, upstream)
+    assert "Marrowfield" not in orjson.dumps(proxy.engine.export(events=True)).decode()
+    audit = [e for e in proxy.engine.export(events=True)["events"] if e["kind"] == "redact"]
+    assert len(audit) == 1 and audit[0]["data"]["message_id"] == message_id
+    assert proxy.engine.integrity_check() == ["ok"]
+
+
+async def test_an_item_said_elsewhere_stays_and_a_correction_is_undone(
+        make_proxy: Any, upstream: FakeUpstream) -> None:
+    proxy = await start(make_proxy)
+    first = Agent(proxy, upstream)
+    await first.say(RECORD)
+    second = Agent(proxy, upstream, system="You are the ops agent.")
+    await second.say(RECORD)
+    await second.say("The staging database runs on port 5433.")
+    await second.say("Actually, the staging database runs on port 5434.")
+    await proxy.settle()
+    said = sorted(int(r[0]) for r in store_sql(
+        proxy.engine, "SELECT id FROM messages WHERE text = ?", (RECORD,)))
+    item = store_sql(proxy.engine, "SELECT id FROM memory_items WHERE status = 'active'"
+                     " AND text LIKE ?", ("%ZEBRAQUILL%",))
+    assert len(said) == 2 and len(item) == 1
+    old = store_sql(proxy.engine, "SELECT id, status FROM memory_items WHERE text LIKE ?",
+                    ("%5433%",))
+    assert [r[1] for r in old] == ["superseded"]
+    fix, _ = message_of(proxy, "Actually, the staging database runs on port 5434.")
+
+    changed = proxy.engine.redact(said[0])
+    assert changed is not None and changed["sources_dropped"] + changed["memory_items"] >= 1
+    row = store_sql(proxy.engine, "SELECT text, source_message_id, data FROM memory_items"
+                    " WHERE id = ?", (int(item[0][0]),))[0]
+    assert "ZEBRAQUILL" in row[0]  # said in the other conversation too: the text stays
+    assert int(row[1]) == said[1] and orjson.loads(row[2])["sources"] == [said[1]]
+
+    changed = proxy.engine.redact(fix)
+    assert changed is not None and changed["restored_items"] == 1
+    assert n(proxy, "SELECT COUNT(*) FROM memory_items WHERE text LIKE ?", "%5434%") == 0
+    assert store_sql(proxy.engine, "SELECT status FROM memory_items WHERE id = ?",
+                     (int(old[0][0]),))[0][0] == "active"
+
+
+async def test_cli_redact_dry_run_then_yes_and_the_api_bounds(
+        make_proxy: Any, upstream: FakeUpstream) -> None:
+    proxy = await start(make_proxy)
+    agent = Agent(proxy, upstream, role="coder")
+    await agent.say(RECORD)
+    await settle(proxy)
+    message_id, _ = message_of(proxy, RECORD)
+    status, _ = await redact_api(proxy, message_id, {"confirm": True}, "?role=writer")
+    assert status == 404  # outside the role bound: as if it did not exist
+    status, _ = await redact_api(proxy, 999_999, {"confirm": True})
+    assert status == 404
+    runner = CliRunner()
+    args = ["memory", "redact", "--data-dir", proxy.settings.storage.data_dir,
+            str(message_id)]
+    dry = runner.invoke(main, [*args, "--dry-run", "--json"])
+    assert dry.exit_code == 0, dry.output
+    assert orjson.loads(dry.output)["would_change"]["messages"] == 1
+    assert message_of(proxy, RECORD)[0] == message_id
+    yes = runner.invoke(main, [*args, "--yes"])
+    assert yes.exit_code == 0 and f"redacted message {message_id}" in yes.output, yes.output
+    assert n(proxy, "SELECT COUNT(*) FROM messages WHERE text LIKE ?", "%ZEBRAQUILL%") == 0
+    again = runner.invoke(main, [*args, "--yes", "--json"])
+    assert again.exit_code == 0 and orjson.loads(again.stdout)["changed"]["messages"] == 0
+    missing = runner.invoke(main, ["memory", "redact", "--data-dir",
+                                   proxy.settings.storage.data_dir, "999999", "--yes"])
+    assert missing.exit_code == 1 and "no message 999999" in missing.output
+
+
+def test_a_scrubber_replaces_copies_and_finds_pieces_left() -> None:
+    scrub = Scrubber([RECORD], ["Ilse Marrowfield: phone 555-0142"])
+    assert scrub.replace(f"[block] {RECORD} ok") == f"[block] {PLACEHOLDER} ok"
+    assert scrub.holds_piece("snippet: ...the ZEBRAQUILL cluster runs on port 7411 w...")
+    assert scrub.scrub("- [#4] user said the ZEBRAQUILL cluster runs on port 7411") \
+        == PLACEHOLDER
+    assert scrub.scrub("The staging database runs on port 5433.") \
+        == "The staging database runs on port 5433."
+    value, residue = scrub.scrub_value({"messages": [{"content": f"a {RECORD}"},
+                                                     {"content": "cluster runs on port 7411"
+                                                                 " when the VPN"}]},
+                                       whole=False)
+    assert residue and value["messages"][0]["content"] == f"a {PLACEHOLDER}"
+
+
+def test_mask_messages_copies_the_body_it_changes() -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "keep"},
+                                       {"role": "user", "content": RECORD}]}
+    out = mask_messages(body, frozenset({"h"}),
+                        lambda m: "h" if m.get("content") == RECORD else "x")
+    assert out is not None and out["messages"][1] == {"role": "user", "content": PLACEHOLDER}
+    assert body["messages"][1]["content"] == RECORD  # the caller's body is untouched
+    assert mask_messages(body, frozenset({"y"}), lambda m: "x") is None
