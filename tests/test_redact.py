@@ -141,7 +141,12 @@ async def test_an_item_said_elsewhere_stays_and_a_correction_is_undone(
     assert [r[1] for r in old] == ["superseded"]
     fix, _ = message_of(proxy, "Actually, the staging database runs on port 5434.")
 
+    terms = n(proxy, "SELECT COUNT(*) FROM memory_item_terms WHERE item_id = ?",
+              int(item[0][0]))
+    assert terms > 0
     changed = proxy.engine.redact(said[0])
+    assert n(proxy, "SELECT COUNT(*) FROM memory_item_terms WHERE item_id = ?",
+             int(item[0][0])) == terms  # the surviving item keeps its look-up rows
     assert changed is not None and changed["sources_dropped"] + changed["memory_items"] >= 1
     row = store_sql(proxy.engine, "SELECT text, source_message_id, data FROM memory_items"
                     " WHERE id = ?", (int(item[0][0]),))[0]
@@ -199,10 +204,42 @@ def test_a_scrubber_replaces_copies_and_finds_pieces_left() -> None:
 
 
 def test_mask_messages_copies_the_body_it_changes() -> None:
-    body = {"model": "m", "messages": [{"role": "user", "content": "keep"},
-                                       {"role": "user", "content": RECORD}]}
+    body: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": "keep"},
+                                                       {"role": "user", "content": RECORD}]}
     out = mask_messages(body, frozenset({"h"}),
                         lambda m: "h" if m.get("content") == RECORD else "x")
     assert out is not None and out["messages"][1] == {"role": "user", "content": PLACEHOLDER}
     assert body["messages"][1]["content"] == RECORD  # the caller's body is untouched
     assert mask_messages(body, frozenset({"y"}), lambda m: "x") is None
+
+
+async def test_a_summary_that_quoted_it_loses_the_line_and_the_thread_goes_on(
+        make_proxy: Any, upstream: FakeUpstream) -> None:
+    proxy = await make_proxy(search={"enabled": True}, compaction={
+        "min_tokens": 500, "min_turns": 2, "tail_turns": 2, "group_tokens": 100000})
+    agent = Agent(proxy, upstream)
+    await agent.say("Hello, I need help with a support ticket.")
+    await agent.say(RECORD)
+    for i in range(8):
+        await agent.say(f"Step {i}: please also check the billing details " + "again " * 30)
+        await proxy.settle()
+    await settle(proxy)
+    message_id, thread = message_of(proxy, RECORD)
+    covering = store_sql(proxy.engine, "SELECT id FROM summary_nodes WHERE text LIKE ?",
+                         ("%ZEBRAQUILL%",))
+    assert covering, "the extractive summary must quote the record (else nothing is tested)"
+    threads = n(proxy, "SELECT COUNT(*) FROM threads")
+
+    changed = proxy.engine.redact(message_id)
+    assert changed is not None and changed["summary_nodes"] >= 1
+    await settle(proxy)
+    assert stored_copies(proxy, "ZEBRAQUILL") == {}
+    await agent.say("Please draft the reply to the customer.")
+    await settle(proxy)
+    assert n(proxy, "SELECT COUNT(*) FROM threads") == threads
+    assert message_of(proxy, "Please draft the reply to the customer.")[1] == thread
+    assert stored_copies(proxy, "ZEBRAQUILL") == {}
+    # The record's turn is compacted: the upstream saw the scrubbed summary instead.
+    sent = orjson.dumps(upstream.chat_requests[-1]["json"]["messages"]).decode()
+    assert "[Conversation summary" in sent and "ZEBRAQUILL" not in sent
+    assert "ZEBRAQUILL" not in cli_search(proxy, "ZEBRAQUILL")

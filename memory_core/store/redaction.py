@@ -238,8 +238,8 @@ def redact_rows(conn: Any, sql: Callable[[str], str], table: str, message_id: in
           f" AND id NOT IN {ids('item')}")
     q(f"UPDATE memory_items SET source_message_id=NULL WHERE source_message_id=?"
       f" AND id NOT IN {ids('item')}", (message_id,))
-    for table in ("memory_item_subject_keys", "memory_item_terms"):
-        counts[table] = q(f"DELETE FROM {table} WHERE item_id IN {ids('item')}").rowcount
+    for keyed in ("memory_item_subject_keys", "memory_item_terms"):
+        counts[keyed] = q(f"DELETE FROM {keyed} WHERE item_id IN {ids('item')}").rowcount
     counts["memory_item_revisions"] = q(
         f"DELETE FROM memory_item_revisions WHERE item_id IN {ids('item')}").rowcount
     q(f"UPDATE memory_items SET supersedes=NULL, superseded_by=NULL, conflict_with=NULL"
