@@ -10,12 +10,13 @@ import zlib
 from typing import Any
 
 import aiohttp
+import openai
 import orjson
 from click.testing import CliRunner
 
 from memory_core.store.redaction import PLACEHOLDER, Scrubber, mask_messages
 from proxy.cli import main
-from tests.conftest import RunningProxy, store_sql
+from tests.conftest import TEST_KEY, RunningProxy, store_sql
 from tests.fake_upstream import FakeUpstream, Reply
 from tests.test_admin_support import ADMIN_TOKEN
 from tests.test_injection import Agent, block_of
@@ -243,3 +244,31 @@ async def test_a_summary_that_quoted_it_loses_the_line_and_the_thread_goes_on(
     sent = orjson.dumps(upstream.chat_requests[-1]["json"]["messages"]).decode()
     assert "[Conversation summary" in sent and "ZEBRAQUILL" not in sent
     assert "ZEBRAQUILL" not in cli_search(proxy, "ZEBRAQUILL")
+
+
+async def test_a_responses_chain_row_that_holds_it_is_dropped_and_said(
+        make_proxy: Any, upstream: FakeUpstream) -> None:
+    proxy = await make_proxy()
+    client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
+    async with client:
+        r1 = await client.responses.create(model="m", input=[{"role": "user",
+                                                              "content": RECORD}])
+        r2 = await client.responses.create(model="m", previous_response_id=r1.id,
+                                           input=[{"role": "user", "content": "Thanks."}])
+    await proxy.settle()
+    message_id, thread = message_of(proxy, RECORD)
+    assert n(proxy, "SELECT COUNT(*) FROM response_threads") == 2
+    changed = proxy.engine.redact(message_id)
+    assert changed is not None and changed["response_items_dropped"] >= 1
+    assert stored_copies(proxy, "ZEBRAQUILL") == {}
+    rows = [zlib.decompress(bytes(r[0])) for r in store_sql(
+        proxy.engine, "SELECT items FROM response_threads")]
+    assert not any(b"ZEBRAQUILL" in r for r in rows)
+    # The running proxy still continues the chain (its in-memory map) on the thread.
+    async with openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY,
+                                  max_retries=0) as client:
+        await client.responses.create(model="m", previous_response_id=r2.id,
+                                      input=[{"role": "user", "content": "One more."}])
+    await proxy.settle()
+    assert message_of(proxy, "One more.")[1] == thread
+    assert stored_copies(proxy, "ZEBRAQUILL") == {}

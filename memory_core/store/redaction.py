@@ -14,7 +14,9 @@ thread and nothing is captured again; its ``text`` becomes :data:`PLACEHOLDER`, 
 that still holds a piece of it (a quoted snippet, a summary line, the text of an
 item stated there) is replaced whole in assembly logs, splices, hidden tool rounds
 and summaries; a forwarded body that still holds a piece after the copies are
-replaced cannot be edited safely and loses its body (``body_omitted``). Its
+replaced cannot be edited safely and loses its body (``body_omitted``); a Responses
+API ``response_threads`` row that holds it is deleted (the chain is captured by the
+node keys of its exact items, so an edited row would fork the thread). Its
 ``content_hash`` (SHA-256 of the canonical message) is listed in the ``meta`` row
 :data:`META_KEY` so bodies forwarded later, which still carry the client's copy,
 are stored with the placeholder (:func:`mask_messages`).
@@ -188,7 +190,8 @@ def mask_messages(body: Any, hashes: frozenset[str],
     return out
 
 
-def redact_rows(conn: Any, sql: Callable[[str], str], table: str, message_id: int, *, tenant: str | None, role: str | None,
+def redact_rows(conn: Any, sql: Callable[[str], str], table: str, message_id: int, *,
+                tenant: str | None, role: str | None,
                 keep_restated: Callable[[Any, str, str], None],
                 restore_orphans: Callable[[Any, str], int],
                 now: float | None = None) -> dict[str, int] | None:
@@ -304,9 +307,10 @@ def _scrub_copies(q: Callable[..., Any], scrubber: Scrubber, message_id: int,
     """Scrub the copies of the text in rows of the message's tenant and role written
     since it: hidden tool rounds and replies of its thread (appended to ``touched``
     to be indexed again; the replies also to ``replies``), splices, summaries,
-    assembly logs, forwarded bodies."""
+    assembly logs, forwarded bodies, Responses API items."""
     counts = {"other_messages": 0, "splices": 0, "summary_nodes": 0, "assembly_logs": 0,
-              "forwarded_bodies_edited": 0, "forwarded_bodies_dropped": 0}
+              "forwarded_bodies_edited": 0, "forwarded_bodies_dropped": 0,
+              "response_items_dropped": 0}
     # Hidden memory-tool rounds quote retrieved evidence: scrubbed whole. Replies of
     # its own conversation (and the branches forked from it) may repeat it: their
     # copies of the text are replaced.
@@ -362,6 +366,17 @@ def _scrub_copies(q: Callable[..., Any], scrubber: Scrubber, message_id: int,
             q("UPDATE forwarded_requests SET body=?, redacted=1 WHERE id=?",
               (zlib.compress(orjson.dumps(new), 1), ref))
             counts["forwarded_bodies_edited"] += 1
+    # A Responses API chain is rebuilt from these exact items and captured by their
+    # node keys: an edited row would fork the thread, so a row holding the text goes
+    # (its response and later ones then resolve only in the process that relayed them).
+    for rid, items in q("SELECT response_id, items FROM response_threads WHERE tenant=?"
+                        " AND role=? AND created_at>=?", (tenant, role, since)).fetchall():
+        value = orjson.loads(zlib.decompress(bytes(items)))
+        new, residue = scrubber.scrub_value(value, whole=False)
+        if residue or new != value:
+            q("DELETE FROM response_threads WHERE tenant=? AND role=? AND response_id=?",
+              (tenant, role, rid))
+            counts["response_items_dropped"] += 1
     return counts
 
 
