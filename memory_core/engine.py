@@ -1016,6 +1016,9 @@ class Engine:
             with self._blocks_lock:  # injected blocks may quote it
                 self._blocks.clear()
                 self._blocks_bytes = 0
+            from memory_core.assembly.block import forget_cached_terms
+
+            forget_cached_terms()  # its words, and its copies', matched quotes
             self._redacted = None  # read again by the next forwarded body
         return counts
 
