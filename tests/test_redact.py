@@ -10,6 +10,7 @@ import zlib
 from typing import Any
 
 import aiohttp
+import anthropic
 import openai
 import orjson
 from click.testing import CliRunner
@@ -271,4 +272,31 @@ async def test_a_responses_chain_row_that_holds_it_is_dropped_and_said(
                                       input=[{"role": "user", "content": "One more."}])
     await proxy.settle()
     assert message_of(proxy, "One more.")[1] == thread
+    assert stored_copies(proxy, "ZEBRAQUILL") == {}
+
+
+async def test_an_anthropic_history_resent_after_a_redaction_stays_on_its_thread(
+        make_proxy: Any) -> None:
+    proxy = await make_proxy()
+    messages: list[dict[str, Any]] = []
+    async with anthropic.AsyncAnthropic(base_url=proxy.root, api_key=TEST_KEY,
+                                        max_retries=0) as client:
+        async def say(words: str) -> None:
+            messages.append({"role": "user", "content": [{"type": "text", "text": words}]})
+            sent: Any = messages  # the SDK's TypedDicts; plain dicts on the wire
+            r: Any = await client.messages.create(model="claude-x", max_tokens=100,
+                                                  system="You are terse.", messages=sent)
+            messages.append({"role": "assistant",
+                             "content": [{"type": "text", "text": r.content[0].text}]})
+            await proxy.settle()
+
+        await say(RECORD)
+        await say("Which team owns this kind of ticket?")
+        message_id, thread = message_of(proxy, RECORD)
+        threads = n(proxy, "SELECT COUNT(*) FROM threads")
+        assert proxy.engine.redact(message_id) is not None
+        assert stored_copies(proxy, "ZEBRAQUILL") == {}
+        await say("Please draft the reply to the customer.")
+    assert n(proxy, "SELECT COUNT(*) FROM threads") == threads
+    assert message_of(proxy, "Please draft the reply to the customer.")[1] == thread
     assert stored_copies(proxy, "ZEBRAQUILL") == {}
