@@ -205,6 +205,17 @@ def test_a_scrubber_replaces_copies_and_finds_pieces_left() -> None:
     assert residue and value["messages"][0]["content"] == f"a {PLACEHOLDER}"
 
 
+def test_a_short_text_is_a_copy_only_as_a_whole_string() -> None:
+    scrub = Scrubber(["Yes, go."])
+    assert scrub.scrub("yes,  go.") == PLACEHOLDER
+    assert scrub.scrub("Yes, go. I will deploy it now.") == "Yes, go. I will deploy it now."
+    value, residue = scrub.scrub_value({"messages": [{"content": "Yes, go."},
+                                                     {"content": "Yes, go ahead"}]},
+                                       whole=False)
+    assert not residue and value["messages"][0]["content"] == PLACEHOLDER
+    assert value["messages"][1]["content"] == "Yes, go ahead"
+
+
 def test_mask_messages_copies_the_body_it_changes() -> None:
     body: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": "keep"},
                                                        {"role": "user", "content": RECORD}]}

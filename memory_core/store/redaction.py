@@ -47,6 +47,10 @@ _WINDOW = 24
 """Characters of a fragment: a string that holds this many consecutive characters
 of the redacted text (case and spacing aside) still holds a piece of it."""
 
+_SHORT = 12
+"""A text shorter than this (normalised: "Yes", "ok, do it") is too common to look
+for inside other strings: only a string that is that text as a whole is a copy."""
+
 _SPACE = re.compile(r"\s+")
 
 
@@ -57,20 +61,26 @@ def _norm(text: str) -> str:
 class Scrubber:
     """Finds and replaces a redacted message's text in other strings.
 
-    ``needles``: the exact texts to replace (the stored text and each string of its
-    content), longest first. ``pieces``: normalised fragments (windows of
-    :data:`_WINDOW` characters every half window, a shorter text whole, and the
-    texts of the items removed with it); a string that contains one after the
-    needles are replaced still holds a piece of the text."""
+    ``needles``: the exact texts to replace inside other strings (the stored text,
+    each string of its content and the texts of the items removed with it), longest
+    first; ``whole``: the normalised texts shorter than :data:`_SHORT`, a copy only as
+    a whole string. ``pieces``: normalised fragments of the needles and ``extra``
+    (windows of :data:`_WINDOW` characters every half window, a shorter text whole);
+    a string that contains one after the needles are replaced still holds a piece of
+    the text."""
 
     def __init__(self, texts: list[str], extra: tuple[str, ...] | list[str] = ()) -> None:
-        self.needles = sorted({t for t in texts if t.strip()}, key=len, reverse=True)
+        given = {t for t in texts if t.strip()}
+        self.whole = {_norm(t) for t in given if len(_norm(t)) < _SHORT}
+        self.needles = sorted((t for t in given if len(_norm(t)) >= _SHORT), key=len,
+                              reverse=True)
         pieces: set[str] = set()
         for text in [*self.needles, *extra]:
             norm = _norm(text)
+            if len(norm) < _SHORT:
+                continue
             if len(norm) <= _WINDOW:
-                if norm:
-                    pieces.add(norm)
+                pieces.add(norm)
                 continue
             step = _WINDOW // 2
             pieces.update(norm[i:i + _WINDOW] for i in range(0, len(norm) - _WINDOW + 1, step))
@@ -78,7 +88,10 @@ class Scrubber:
         self.pieces = sorted(pieces)
 
     def replace(self, text: str) -> str:
-        """``text`` with every needle replaced by the placeholder."""
+        """``text`` with every needle replaced by the placeholder (a short text's copy:
+        ``text`` is it, whole)."""
+        if self.whole and _norm(text) in self.whole:
+            return PLACEHOLDER
         for needle in self.needles:
             if needle in text:
                 text = text.replace(needle, PLACEHOLDER)
@@ -93,6 +106,11 @@ class Scrubber:
         """Needles replaced; a text that still holds a piece becomes the placeholder."""
         out = self.replace(text)
         return PLACEHOLDER if out != PLACEHOLDER and self.holds_piece(out) else out
+
+    @property
+    def is_empty(self) -> bool:
+        """Nothing to look for (an empty text, or one redacted before)."""
+        return not (self.needles or self.whole)
 
     def scrub_lines(self, text: str) -> str:
         """:meth:`scrub` line by line (summaries: one line per point)."""
@@ -259,7 +277,7 @@ def redact_rows(conn: Any, sql: Callable[[str], str], table: str, message_id: in
     touched = [message_id] + [int(r[0]) for r in q(
         "SELECT id FROM messages WHERE parent_id=? ORDER BY id", (message_id,)).fetchall()]
     replies: list[int] = []  # replies of its thread that repeated it
-    if scrubber.pieces:
+    if not scrubber.is_empty:
         # a body forwarded with the message is logged just after it: a margin
         counts.update(_scrub_copies(q, scrubber, message_id, thread_id, m_tenant, m_role,
                                     created_at - 300, touched, replies))
