@@ -848,7 +848,7 @@ class Engine:
         held, now = self._redacted, time.monotonic()
         if held is not None and now - held[0] < REDACTED_TTL_S:
             return held[1]
-        from memory_core.store.redaction import META_KEY, redacted_hashes
+        from memory_core.store.scrub import META_KEY, redacted_hashes
 
         hashes = redacted_hashes(self.store.read_tx(
             lambda tx: tx.engine_writes.meta(META_KEY)))

@@ -15,7 +15,7 @@ import openai
 import orjson
 from click.testing import CliRunner
 
-from memory_core.store.redaction import PLACEHOLDER, Scrubber, mask_messages
+from memory_core.store.scrub import PLACEHOLDER, Scrubber, mask_messages
 from proxy.cli import main
 from tests.conftest import TEST_KEY, RunningProxy, store_sql
 from tests.fake_upstream import FakeUpstream, Reply

@@ -18,7 +18,7 @@ original text continues the same thread and nothing is captured again (see
 from __future__ import annotations
 
 from memory_core.store.api import Tx
-from memory_core.store.redaction import PLACEHOLDER
+from memory_core.store.scrub import PLACEHOLDER
 
 __all__ = ["PLACEHOLDER", "redact"]
 

@@ -32,7 +32,7 @@ from memory_core.compaction.compressor import ACKNOWLEDGEMENT, SCAFFOLD_HEADER
 from memory_core.models import Scope
 from memory_core.capture.tree import canonical_bytes
 from memory_core.store.api import ForwardedRow, Tx
-from memory_core.store.redaction import mask_messages
+from memory_core.store.scrub import mask_messages
 
 __all__ = ["forwarded", "insert", "prepare", "request_log", "split_body"]
 
