@@ -997,18 +997,18 @@ class Engine:
             self._summary_nodes.clear()  # not needed for correctness: frees memory
         return removed
 
-    def redact(self, message_id: int, *, tenant: str | None = None,
-               role: str | None = None, dry_run: bool = False) -> dict[str, int] | None:
+    def redact(self, message_id: int, *, tenant: str | None = None, role: str | None = None,
+               session: str | None = None, dry_run: bool = False) -> dict[str, int] | None:
         """Irreversibly replace one message's stored content by a placeholder and keep
-        the conversation (:mod:`memory_core.admin.redact`); ``tenant``/``role``, when
-        given, bound it. Returns rows changed per table (or that would be, with
+        the conversation (:mod:`memory_core.admin.redact`); ``tenant``/``role``/
+        ``session``, when given, bound it. Returns rows changed per table (or that would be, with
         ``dry_run``), ``None`` for no such message in the bounds. Raises
         ``ValueError`` for an id that is not a positive integer."""
         from memory_core.admin import redact
 
         # Ordered as a purge is: after every write queued before it.
         counts = self.store.write_tx(lambda tx: redact.redact(
-            tx, message_id, tenant=tenant, role=role, dry_run=dry_run),
+            tx, message_id, tenant=tenant, role=role, session=session, dry_run=dry_run),
             urgent=True, order_key=EVERY_KEY).result(600)
         if counts is not None and not dry_run:
             self._message_facts.clear()

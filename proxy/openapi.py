@@ -100,7 +100,7 @@ def _paths() -> dict[str, Any]:
             "Irreversibly replace one message's content by \"[removed by operator]\" and"
             " keep the conversation: items stated only there are deleted, copies in"
             " summaries, logs and forwarded bodies scrubbed, index updates queued. Needs"
-            " confirm: true unless dry_run.", [_path("message_id"), TENANT, ROLE],
+            " confirm: true unless dry_run.", [_path("message_id"), TENANT, ROLE, SESSION],
             body={"type": "object", "properties": {
                 "confirm": {"type": "boolean"}, "dry_run": {"type": "boolean"}}},
             errors=(400, 404))},

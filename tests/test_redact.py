@@ -176,7 +176,9 @@ async def test_cli_redact_dry_run_then_yes_and_the_api_bounds(
     runner = CliRunner()
     args = ["memory", "redact", "--data-dir", proxy.settings.storage.data_dir,
             str(message_id)]
-    dry = runner.invoke(main, [*args, "--dry-run", "--json"])
+    outside = runner.invoke(main, [*args, "--session", "other", "--yes"])
+    assert outside.exit_code == 1 and f"no message {message_id}" in outside.output
+    dry = runner.invoke(main, [*args, "--dry-run", "--json", "--role", "coder"])
     assert dry.exit_code == 0, dry.output
     assert orjson.loads(dry.output)["would_change"]["messages"] == 1
     assert message_of(proxy, RECORD)[0] == message_id

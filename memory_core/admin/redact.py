@@ -24,15 +24,16 @@ __all__ = ["PLACEHOLDER", "redact"]
 
 
 def redact(tx: Tx, message_id: int, *, tenant: str | None = None, role: str | None = None,
-           dry_run: bool = False) -> dict[str, int] | None:
+           session: str | None = None, dry_run: bool = False) -> dict[str, int] | None:
     """Redact message ``message_id`` (writer job; see the module docstring).
 
     Returns rows changed per table (``messages``: 0 when it was redacted before),
     with ``outbox_deletes``, ``reindexed_messages``, ``restored_items``,
     ``sources_dropped``, ``forwarded_bodies_edited`` and ``forwarded_bodies_dropped``;
-    ``None`` when no message of that id is in ``tenant``/``role``. With ``dry_run``
+    ``None`` when no message of that id is in ``tenant``/``role``/``session``. With ``dry_run``
     the counts are exact and nothing changes. Raises ``ValueError`` for an id that is
     not a positive integer."""
     if isinstance(message_id, bool) or not isinstance(message_id, int) or message_id < 1:
         raise ValueError("redact: message id must be a positive integer")
-    return tx.purge.redact_message(message_id, tenant=tenant, role=role, dry_run=dry_run)
+    return tx.purge.redact_message(message_id, tenant=tenant, role=role, session=session,
+                                   dry_run=dry_run)

@@ -763,12 +763,12 @@ class Purge(Protocol):
         ...
 
     def redact_message(self, message_id: int, *, tenant: str | None, role: str | None,
-                       dry_run: bool) -> dict[str, int] | None:
+                       dry_run: bool, session: str | None = None) -> dict[str, int] | None:
         """Replace one message's content by a placeholder, keep its row and node key
         (:mod:`memory_core.store.redaction`): drop the items stated only there as a
         purge does, scrub its copies, queue index upserts and deletes, record a
-        ``redact`` event. ``None`` when no such message is in ``tenant``/``role``
-        (each ``None``: any). ``dry_run``: the same counts, nothing changed."""
+        ``redact`` event. ``None`` when no such message is in ``tenant``/``role``/
+        ``session`` (each ``None``: any). ``dry_run``: the same counts, nothing changed."""
         ...
 
 

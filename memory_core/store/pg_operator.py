@@ -482,7 +482,7 @@ class PgPurge:
             " VALUES (NULL, NULL, NULL, NULL, 'purge', %s, %s)", (created_at, data))
 
     def redact_message(self, message_id: int, *, tenant: str | None, role: str | None,
-                       dry_run: bool) -> dict[str, int] | None:
+                       dry_run: bool, session: str | None = None) -> dict[str, int] | None:
         sync(self._c)  # the batch's deferred BEGIN: the savepoint nests in it
         counts: dict[str, int] | None = None
         try:
@@ -491,7 +491,8 @@ class PgPurge:
                                 " NOT NULL, id BIGINT NOT NULL, PRIMARY KEY (kind, id))")
                 self._c.execute("DELETE FROM purge_ids")
                 counts = redact_rows(self._c, _marks, "purge_ids", message_id,
-                                     tenant=tenant, role=role, keep_restated=_keep_restated,
+                                     tenant=tenant, role=role, session=session,
+                                     keep_restated=_keep_restated,
                                      restore_orphans=_restore_orphans)
                 if dry_run:
                     raise _Preview(counts or {})

@@ -13,8 +13,9 @@ thread and nothing is captured again; its ``text`` becomes :data:`PLACEHOLDER`, 
 (:class:`memory_core.store.scrub.Scrubber`): every copy of the text is replaced by
 the placeholder; a string that still holds a piece of it (a quoted snippet, a summary
 line, the text of an item stated there) is replaced whole in assembly logs, splices,
-hidden tool rounds and summary lines (replies of its thread lose only the copies); a forwarded body that still holds a piece after the copies are
-replaced cannot be edited safely and loses its body (``body_omitted``); a Responses
+hidden tool rounds and summary lines (replies of its thread lose only the copies);
+a forwarded body that still holds a piece after the copies are replaced cannot be
+edited safely and loses its body (``body_omitted``); a Responses
 API ``response_threads`` row that holds it is deleted (the chain is captured by the
 node keys of its exact items, so an edited row would fork the thread). Its
 ``content_hash`` (SHA-256 of the canonical message) is listed in the ``meta`` row
@@ -44,7 +45,7 @@ __all__ = ["redact_rows"]
 
 
 def redact_rows(conn: Any, sql: Callable[[str], str], table: str, message_id: int, *,
-                tenant: str | None, role: str | None,
+                tenant: str | None, role: str | None, session: str | None = None,
                 keep_restated: Callable[[Any, str, str], None],
                 restore_orphans: Callable[[Any, str], int],
                 now: float | None = None) -> dict[str, int] | None:
@@ -53,19 +54,19 @@ def redact_rows(conn: Any, sql: Callable[[str], str], table: str, message_id: in
     ``id``) already created and empty. ``sql`` turns ``?`` marks into the
     backend's; ``keep_restated`` and ``restore_orphans`` are the purge's own steps
     over the subqueries of marked ids. ``None`` when no such message is in the
-    ``tenant`` and ``role`` given. Returns counts per table."""
+    ``tenant``, ``role`` and ``session`` given. Returns counts per table."""
     now = time.time() if now is None else now
     ids = ("(SELECT id FROM " + table + " WHERE kind='{}')").format
 
     def q(text: str, args: Any = ()) -> Any:
         return conn.execute(sql(text), args)
 
-    row = q("SELECT id, tenant, role, thread_id, text, raw_json, created_at FROM messages"
-            " WHERE id=?", (message_id,)).fetchone()
-    if row is None or (tenant is not None and row[1] != tenant) or (
-            role is not None and row[2] != role):
+    row = q("SELECT id, tenant, role, thread_id, text, raw_json, created_at, session"
+            " FROM messages WHERE id=?", (message_id,)).fetchone()
+    if row is None or any(want is not None and have != want for want, have in (
+            (tenant, row[1]), (role, row[2]), (session, row[7]))):
         return None
-    _, m_tenant, m_role, thread_id, text, raw_json, created_at = row
+    _, m_tenant, m_role, thread_id, text, raw_json, created_at, _ = row
     counts: dict[str, int] = {"messages": 0 if text == PLACEHOLDER else 1}
     q(f"INSERT INTO {table} (kind, id)"
       " VALUES ('message', ?)", (message_id,))

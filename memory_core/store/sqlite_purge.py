@@ -70,7 +70,7 @@ class SqlitePurge:
             " VALUES (NULL, NULL, NULL, NULL, 'purge', ?, ?)", (created_at, data))
 
     def redact_message(self, message_id: int, *, tenant: str | None, role: str | None,
-                       dry_run: bool) -> dict[str, int] | None:
+                       dry_run: bool, session: str | None = None) -> dict[str, int] | None:
         conn = self._c
         secure = conn.execute("PRAGMA secure_delete").fetchone()[0]
         conn.execute("PRAGMA secure_delete=ON")
@@ -81,7 +81,7 @@ class SqlitePurge:
         counts: dict[str, int] | None = None
         try:
             counts = redact_rows(conn, str, "temp.purge_ids", message_id, tenant=tenant,
-                                 role=role, keep_restated=_keep_restated,
+                                 role=role, session=session, keep_restated=_keep_restated,
                                  restore_orphans=_restore_orphans)
             if dry_run:
                 raise _Preview(counts or {})

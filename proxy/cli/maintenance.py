@@ -161,12 +161,16 @@ def memory_purge(thread_id: int | None, session: str | None, role: str | None,
 
 @click.command("redact")
 @click.argument("message_id", type=click.IntRange(min=1))
+@click.option("--tenant", default=None, help="Only if the message is of this tenant id.")
+@click.option("--role", default=None, help="Only if the message is of this role.")
+@click.option("--session", default=None, help="Only if the message is of this session.")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--dry-run", is_flag=True, help="Only show what would be changed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
 @config_option
 @data_dir_option
-def memory_redact(message_id: int, yes: bool, dry_run: bool, as_json: bool,
+def memory_redact(message_id: int, tenant: str | None, role: str | None,
+                  session: str | None, yes: bool, dry_run: bool, as_json: bool,
                   config: str | None, data_dir: str | None) -> None:
     """Irreversibly replace one message's content by "[removed by operator]".
 
@@ -175,11 +179,13 @@ def memory_redact(message_id: int, yes: bool, dry_run: bool, as_json: bool,
     deleted (one stated elsewhere too keeps its text); copies in summaries, hidden
     tool rounds, assembly logs and forwarded bodies are scrubbed (a forwarded body
     that cannot be edited safely is dropped); index updates are queued. MESSAGE_ID
-    is the id search, export and inspect show.
+    is the id search, export and inspect show; ``--tenant``, ``--role`` and
+    ``--session`` make sure it is the one meant (else: no message).
     """
+    bounds = {"tenant": tenant, "role": role, "session": session}
     engine = open_engine(config, data_dir)
     try:
-        preview = engine.redact(message_id, dry_run=True)
+        preview = engine.redact(message_id, **bounds, dry_run=True)
         if preview is None:
             click.echo(f"no message {message_id}")
             raise SystemExit(1)
@@ -194,7 +200,7 @@ def memory_redact(message_id: int, yes: bool, dry_run: bool, as_json: bool,
         _print_counts(preview, err=True)
         if not yes:
             click.confirm("This cannot be undone. Redact?", abort=True, err=True)
-        changed = engine.redact(message_id) or {}
+        changed = engine.redact(message_id, **bounds) or {}
     finally:
         engine.close()
     if as_json:

@@ -472,9 +472,9 @@ async def purge(request: web.Request) -> web.Response:
 async def redact(request: web.Request) -> web.Response:
     """``POST /lcm/v1/messages/{message_id}/redact`` ``{confirm: true}`` → ``{message_id,
     dry_run, changed}``: irreversibly replace one message's content by a placeholder
-    and keep the conversation (:mod:`memory_core.admin.redact`). The ``tenant`` and
-    ``role`` query parameters bound it as on every other route: a message outside
-    them is 404, as one that does not exist. ``"dry_run": true`` only counts."""
+    and keep the conversation (:mod:`memory_core.admin.redact`). The ``tenant``,
+    ``role`` and ``session`` query parameters bound it: a message outside them is
+    404, as one that does not exist. ``"dry_run": true`` only counts."""
     require_admin(request)
     require_write(request)
     tenant, role = _scope(request)
@@ -486,7 +486,8 @@ async def redact(request: web.Request) -> web.Response:
                               code="confirmation_required", param="confirm")
     try:
         counts = await _run(request, lambda: request.app[ENGINE].redact(
-            ident, tenant=tenant, role=role, dry_run=dry_run))
+            ident, tenant=tenant, role=role, session=_param(request, "session"),
+            dry_run=dry_run))
     except ValueError as exc:  # not a positive id: no message has it
         raise AdminNotFoundError(str(exc)) from exc
     if counts is None:
