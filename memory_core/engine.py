@@ -78,6 +78,11 @@ follow it within seconds, and 1,024 blocks at a full 3,000-token budget (about
 12,000 characters each) would hold about 12 MB."""
 
 
+REDACTED_TTL_S = 5.0
+"""Seconds the forwarded-body log trusts its copy of the redacted messages' hashes: a
+message redacted by the CLI or another replica is masked in bodies logged after it."""
+
+
 def _ensure_salt(tx: Tx) -> str:
     """Return this data directory's tenant salt, creating it on first open."""
     salt = tx.engine_writes.meta("tenant_salt")
@@ -119,6 +124,9 @@ class Engine:
         self._forward_pool: ThreadPoolExecutor | None = None  # record_forwarded, lazily
         self._forward_lock = threading.Lock()
         self._forward_queued = 0  # record_forwarded jobs queued, not started
+        self._redacted: tuple[float, dict[str, frozenset[str]]] | None = None
+        """(when read, content hashes of redacted messages by tenant): the ``meta``
+        row, read again after :data:`REDACTED_TTL_S` (another process may redact)."""
         self._active_items = ActiveItems(prepare=item_features, fold_key=fold_key,
                                          context=message_context)
         self._superseded = SupersededItems()
@@ -827,11 +835,25 @@ class Engine:
             row = forwarded.prepare(scope, request_id, body, meta, max_bytes=max_bytes,
                                     redact=self.config.redact_secrets,
                                     identity=self.config.redact_identity_numbers,
-                                    dumps=dumps)
+                                    dumps=dumps,
+                                    removed=self._redacted_hashes().get(scope.tenant))
             return self.store.write_tx(forwarded.insert, row, keep).result()
 
         return self._forward_pool.submit(job)
 
+
+    def _redacted_hashes(self) -> dict[str, frozenset[str]]:
+        """Content hashes of the redacted messages by tenant: a body forwarded later
+        still carries the client's copy, stored with the placeholder instead."""
+        held, now = self._redacted, time.monotonic()
+        if held is not None and now - held[0] < REDACTED_TTL_S:
+            return held[1]
+        from memory_core.store.scrub import META_KEY, redacted_hashes
+
+        hashes = redacted_hashes(self.store.read_tx(
+            lambda tx: tx.engine_writes.meta(META_KEY)))
+        self._redacted = (now, hashes)
+        return hashes
 
     def remember_response(self, scope: Scope, response_id: str, parent: str | None,
                           items: list[Any], ticket: CaptureTicket | None = None,
@@ -974,6 +996,31 @@ class Engine:
             self._message_facts.clear()
             self._summary_nodes.clear()  # not needed for correctness: frees memory
         return removed
+
+    def redact(self, message_id: int, *, tenant: str | None = None, role: str | None = None,
+               session: str | None = None, dry_run: bool = False) -> dict[str, int] | None:
+        """Irreversibly replace one message's stored content by a placeholder and keep
+        the conversation (:mod:`memory_core.admin.redact`); ``tenant``/``role``/
+        ``session``, when given, bound it. Returns rows changed per table (or that would be, with
+        ``dry_run``), ``None`` for no such message in the bounds. Raises
+        ``ValueError`` for an id that is not a positive integer."""
+        from memory_core.admin import redact
+
+        # Ordered as a purge is: after every write queued before it.
+        counts = self.store.write_tx(lambda tx: redact.redact(
+            tx, message_id, tenant=tenant, role=role, session=session, dry_run=dry_run),
+            urgent=True, order_key=EVERY_KEY).result(600)
+        if counts is not None and not dry_run:
+            self._message_facts.clear()
+            self._summary_nodes.clear()
+            with self._blocks_lock:  # injected blocks may quote it
+                self._blocks.clear()
+                self._blocks_bytes = 0
+            from memory_core.assembly.block import forget_cached_terms
+
+            forget_cached_terms()  # its words, and its copies', matched quotes
+            self._redacted = None  # read again by the next forwarded body
+        return counts
 
     def index_lag(self) -> dict[str, Any]:
         """Outbox rows past each index checkpoint (``{outbox_head, indexers}``)."""

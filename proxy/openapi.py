@@ -96,6 +96,14 @@ def _paths() -> dict[str, Any]:
         "/lcm/v1/messages/{message_id}": {"get": _op(
             "One stored message with its original JSON and the items taken from it.",
             [_path("message_id"), TENANT, ROLE], errors=(404,))},
+        "/lcm/v1/messages/{message_id}/redact": {"post": _op(
+            "Irreversibly replace one message's content by \"[removed by operator]\" and"
+            " keep the conversation: items stated only there are deleted, copies in"
+            " summaries, logs and forwarded bodies scrubbed, index updates queued. Needs"
+            " confirm: true unless dry_run.", [_path("message_id"), TENANT, ROLE, SESSION],
+            body={"type": "object", "properties": {
+                "confirm": {"type": "boolean"}, "dry_run": {"type": "boolean"}}},
+            errors=(400, 404))},
         "/lcm/v1/search": {"get": _op(
             "Search memory items and messages, best first: mode hybrid (default) ranks"
             " as the model's memory_search (BM25 fused with vectors: a paraphrase is"

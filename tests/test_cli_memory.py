@@ -375,7 +375,7 @@ def test_every_memory_command_takes_the_scope_and_output_flags() -> None:
             commands[name] = cmd
     assert set(commands) == {"status", "inspect", "search", "explain", "retract", "restore",
                              "edit",
-                             "export", "purge", "prefs set", "prefs list", "prefs delete",
+                             "export", "purge", "redact", "prefs set", "prefs list", "prefs delete",
                              "tenant"}
     for name, cmd in commands.items():
         flags = {opt for p in cmd.params for opt in p.opts}

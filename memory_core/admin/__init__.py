@@ -1,1 +1,1 @@
-"""Operator work on stored memory: scoped reads, search, export and purge."""
+"""Operator work on stored memory: scoped reads, search, export, purge and redact."""

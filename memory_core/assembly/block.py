@@ -151,9 +151,10 @@ def cached_terms(namespace: str, kind: str, ref_id: int, text: str) -> frozenset
     """:func:`terms` of a stored, immutable text, memoised by ``(namespace, kind, id)``.
 
     ``namespace`` names the database (ids repeat across stores). Messages and item
-    texts never change once written, so their term sets are computed once per
-    process; the cache is dropped whole past 50k entries (a few KB each at most:
-    bounded memory, one recompute per entry after a drop).
+    texts never change once written, save by a redaction (:func:`forget_cached_terms`),
+    so their term sets are computed once per process; the cache is dropped whole past
+    50k entries (a few KB each at most: bounded memory, one recompute per entry after
+    a drop).
     """
     key = (namespace, kind, ref_id)
     hit = _TERMS_CACHE.get(key)
@@ -163,6 +164,11 @@ def cached_terms(namespace: str, kind: str, ref_id: int, text: str) -> frozenset
         hit = frozenset(terms(text))
         _TERMS_CACHE[key] = hit
     return hit
+
+
+def forget_cached_terms() -> None:
+    """Drop every memoised term set: a redaction changed stored texts in place."""
+    _TERMS_CACHE.clear()
 
 
 def said(role: str, text: str) -> str:

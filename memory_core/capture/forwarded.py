@@ -30,14 +30,17 @@ from memory_core.capture.identity import CANDIDATE_BYTES
 from memory_core.capture.redact import TRIGGER_BYTES, redact_value
 from memory_core.compaction.compressor import ACKNOWLEDGEMENT, SCAFFOLD_HEADER
 from memory_core.models import Scope
+from memory_core.capture.tree import canonical_bytes
 from memory_core.store.api import ForwardedRow, Tx
+from memory_core.store.scrub import mask_messages
 
 __all__ = ["forwarded", "insert", "prepare", "request_log", "split_body"]
 
 
 def prepare(scope: Scope, request_id: str, body: bytes | Any, meta: dict[str, Any], *,
             max_bytes: int, redact: bool, identity: bool = False,
-            dumps: Callable[[Any], bytes] | None = None) -> ForwardedRow:
+            dumps: Callable[[Any], bytes] | None = None,
+            removed: frozenset[str] | None = None) -> ForwardedRow:
     """The ``forwarded_requests`` row for one forwarded body (any thread but the
     writer: this is the costly part, about 5-9 ms for a 1000-turn body of 380 KiB).
 
@@ -47,12 +50,20 @@ def prepare(scope: Scope, request_id: str, body: bytes | Any, meta: dict[str, An
     ``compacted_messages``. With ``redact``, secrets are masked
     (``memory_core.capture.redact``), with ``identity`` identity and payment numbers
     (``memory_core.capture.identity``), and the masked body re-serialised with ``dumps``.
+    ``removed``: content hashes of the tenant's redacted messages
+    (:mod:`memory_core.store.redaction`): the client still sends them, the row stores
+    the placeholder in their place.
     """
     dumps = dumps or orjson.dumps
     raw = bytes(body if isinstance(body, bytes | bytearray) else dumps(body))
     size = len(raw)
     redacted = False
     stored: bytes | None = None
+    if removed and size <= max_bytes:
+        parsed = body if isinstance(body, dict) else loads_lossless(raw)
+        kept = mask_messages(parsed, removed, _digest)
+        if kept is not None:
+            body, raw, redacted = kept, dumps(kept), True
     if size <= max_bytes:
         if (redact or identity) and (size > _SCAN_WHOLE_MAX
                                      or _has_trigger(raw, redact, identity)):
@@ -67,6 +78,11 @@ def prepare(scope: Scope, request_id: str, body: bytes | Any, meta: dict[str, An
         int(bool(meta.get("stream"))), int(meta.get("client_bytes") or 0), size, stored,
         int(stored is None), int(redacted), int(bool(meta.get("tools_added"))),
         int(meta.get("compacted_messages") or 0))
+
+
+def _digest(message: Any) -> str:
+    """The capture's content hash of one message (``messages.content_hash``)."""
+    return hashlib.sha256(canonical_bytes(message)).hexdigest()
 
 
 def insert(tx: Tx, row: ForwardedRow, keep: int) -> int:

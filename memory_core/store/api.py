@@ -762,6 +762,15 @@ class Purge(Protocol):
         """Append the ``purge`` audit event (``data``: JSON text)."""
         ...
 
+    def redact_message(self, message_id: int, *, tenant: str | None, role: str | None,
+                       dry_run: bool, session: str | None = None) -> dict[str, int] | None:
+        """Replace one message's content by a placeholder, keep its row and node key
+        (:mod:`memory_core.store.redaction`): drop the items stated only there as a
+        purge does, scrub its copies, queue index upserts and deletes, record a
+        ``redact`` event. ``None`` when no such message is in ``tenant``/``role``/
+        ``session`` (each ``None``: any). ``dry_run``: the same counts, nothing changed."""
+        ...
+
 
 class ResponseMap(Protocol):
     """Responses API response ids and conversations (``memory_core.capture.response_threads``)."""

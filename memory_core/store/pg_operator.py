@@ -44,6 +44,7 @@ from memory_core.store.api import (
 from memory_core.store.pg_reads import MESSAGE_NAME, dicts, ids_list, lower_ascii
 from memory_core.store.pg_text import Verbatim, contains, plain_sql, sendable
 from memory_core.store.pg_trips import sync
+from memory_core.store.redaction import redact_rows
 
 
 def where(prefix: str = "", **filters: Any) -> tuple[str, list[Any]]:
@@ -479,6 +480,30 @@ class PgPurge:
         self._c.execute(
             "INSERT INTO events (request_id, tenant, role, thread_id, kind, created_at, data)"
             " VALUES (NULL, NULL, NULL, NULL, 'purge', %s, %s)", (created_at, data))
+
+    def redact_message(self, message_id: int, *, tenant: str | None, role: str | None,
+                       dry_run: bool, session: str | None = None) -> dict[str, int] | None:
+        sync(self._c)  # the batch's deferred BEGIN: the savepoint nests in it
+        counts: dict[str, int] | None = None
+        try:
+            with self._c.transaction():  # a savepoint inside the job's transaction
+                self._c.execute("CREATE TEMP TABLE IF NOT EXISTS purge_ids (kind TEXT"
+                                " NOT NULL, id BIGINT NOT NULL, PRIMARY KEY (kind, id))")
+                self._c.execute("DELETE FROM purge_ids")
+                counts = redact_rows(self._c, _marks, "purge_ids", message_id,
+                                     tenant=tenant, role=role, session=session,
+                                     keep_restated=_keep_restated,
+                                     restore_orphans=_restore_orphans)
+                if dry_run:
+                    raise _Preview(counts or {})
+        except _Preview:
+            return counts
+        return counts
+
+
+def _marks(sql: str) -> str:
+    """``?`` marks as psycopg's (the shared redaction SQL has no literal ``%``)."""
+    return sql.replace("?", "%s")
 
 
 def _keep_restated(conn: Any, items: str, messages: str) -> None:

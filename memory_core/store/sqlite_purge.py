@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from memory_core.store.api import OUTBOX_KINDS, drop_purged_sources, orphan_successor
+from memory_core.store.redaction import redact_rows
 
 
 class _Preview(Exception):
@@ -67,6 +68,35 @@ class SqlitePurge:
         self._c.execute(
             "INSERT INTO events (request_id, tenant, role, thread_id, kind, created_at, data)"
             " VALUES (NULL, NULL, NULL, NULL, 'purge', ?, ?)", (created_at, data))
+
+    def redact_message(self, message_id: int, *, tenant: str | None, role: str | None,
+                       dry_run: bool, session: str | None = None) -> dict[str, int] | None:
+        conn = self._c
+        secure = conn.execute("PRAGMA secure_delete").fetchone()[0]
+        conn.execute("PRAGMA secure_delete=ON")
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS purge_ids"
+                     " (kind TEXT NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (kind, id))")
+        conn.execute("DELETE FROM temp.purge_ids")
+        conn.execute("SAVEPOINT redact")
+        counts: dict[str, int] | None = None
+        try:
+            counts = redact_rows(conn, str, "temp.purge_ids", message_id, tenant=tenant,
+                                 role=role, session=session, keep_restated=_keep_restated,
+                                 restore_orphans=_restore_orphans)
+            if dry_run:
+                raise _Preview(counts or {})
+        except _Preview:
+            conn.execute("ROLLBACK TO redact")
+            conn.execute("RELEASE redact")
+            return counts
+        except BaseException:
+            conn.execute("ROLLBACK TO redact")
+            conn.execute("RELEASE redact")
+            raise
+        finally:
+            conn.execute(f"PRAGMA secure_delete={int(secure)}")
+        conn.execute("RELEASE redact")
+        return counts
 
 
 def _keep_restated(conn: sqlite3.Connection, items: str, messages: str) -> None:

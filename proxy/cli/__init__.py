@@ -8,7 +8,7 @@ this module only assembles the tree:
 - ``memory status|export|inspect|explain`` (:mod:`proxy.cli.inspection`),
   ``memory search`` (:mod:`proxy.cli.searching`), ``memory retract``,
   ``memory restore``, ``memory edit`` and ``memory prefs …``
-  (:mod:`proxy.cli.curation`), ``memory purge`` and ``reindex``
+  (:mod:`proxy.cli.curation`), ``memory purge``, ``memory redact`` and ``reindex``
   (:mod:`proxy.cli.maintenance`);
 - ``doctor`` (:mod:`proxy.cli.doctor`);
 - ``migrate`` (:mod:`proxy.cli.migration`): the embedded store into PostgreSQL;
@@ -55,7 +55,8 @@ for _command in (inspection.memory_status, inspection.memory_export,
                  inspection.memory_tenant,
                  searching.memory_search, curation.memory_retract, curation.memory_restore,
                  curation.memory_edit,
-                 curation.memory_prefs, maintenance.memory_purge):
+                 curation.memory_prefs, maintenance.memory_purge,
+                 maintenance.memory_redact):
     inspection.memory.add_command(_command)
 for _command in (curation.prefs_set, curation.prefs_list, curation.prefs_delete):
     curation.memory_prefs.add_command(_command)

@@ -1,9 +1,10 @@
-"""Maintenance commands: ``reindex`` and ``memory purge``.
+"""Maintenance commands: ``reindex``, ``memory purge`` and ``memory redact``.
 
 ``reindex`` rebuilds the full-text and vector indexes from SQLite while holding
 the data-dir lock (the proxy must be stopped). ``purge`` is the only way raw
-evidence is ever deleted (DESIGN §4); it shows what it would remove and asks
-before doing it unless ``--yes``. Answers go to stdout, progress to stderr.
+evidence is ever deleted (DESIGN §4) and ``redact`` the only way one message's
+content is; both show what they would change and ask before doing it unless
+``--yes``. Answers go to stdout, progress to stderr.
 """
 
 from __future__ import annotations
@@ -156,6 +157,61 @@ def memory_purge(thread_id: int | None, session: str | None, role: str | None,
     click.echo(f"purged {removed['messages']} messages, {removed['threads']} threads,"
                f" {removed['memory_items']} memory items; {removed['outbox_deletes']}"
                " index deletes queued")
+
+
+@click.command("redact")
+@click.argument("message_id", type=click.IntRange(min=1))
+@click.option("--tenant", default=None, help="Only if the message is of this tenant id.")
+@click.option("--role", default=None, help="Only if the message is of this role.")
+@click.option("--session", default=None, help="Only if the message is of this session.")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--dry-run", is_flag=True, help="Only show what would be changed.")
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
+@config_option
+@data_dir_option
+def memory_redact(message_id: int, tenant: str | None, role: str | None,
+                  session: str | None, yes: bool, dry_run: bool, as_json: bool,
+                  config: str | None, data_dir: str | None) -> None:
+    """Irreversibly replace one message's content by "[removed by operator]".
+
+    The conversation goes on: the message keeps its place, so a client that resends
+    its history continues the same thread. Memory items stated only there are
+    deleted (one stated elsewhere too keeps its text); copies in summaries, hidden
+    tool rounds, assembly logs and forwarded bodies are scrubbed (a forwarded body
+    that cannot be edited safely is dropped); index updates are queued. MESSAGE_ID
+    is the id search, export and inspect show; ``--tenant``, ``--role`` and
+    ``--session`` make sure it is the one meant (else: no message).
+    """
+    bounds = {"tenant": tenant, "role": role, "session": session}
+    engine = open_engine(config, data_dir)
+    try:
+        preview = engine.redact(message_id, **bounds, dry_run=True)
+        if preview is None:
+            click.echo(f"no message {message_id}")
+            raise SystemExit(1)
+        if dry_run:
+            if as_json:
+                echo_json({"message_id": message_id, "would_change": preview})
+            else:
+                click.echo(f"would change (message {message_id}):")
+                _print_counts(preview)
+            return
+        click.echo(f"will change (message {message_id}):", err=True)
+        _print_counts(preview, err=True)
+        if not yes:
+            click.confirm("This cannot be undone. Redact?", abort=True, err=True)
+        changed = engine.redact(message_id, **bounds) or {}
+    finally:
+        engine.close()
+    if as_json:
+        echo_json({"message_id": message_id, "changed": changed})
+        return
+    dropped = changed.get("forwarded_bodies_dropped", 0)
+    click.echo(f"redacted message {message_id}: {changed.get('memory_items', 0)} memory"
+               f" items deleted, {changed.get('summary_nodes', 0)} summaries and"
+               f" {changed.get('forwarded_bodies_edited', 0)} forwarded bodies edited"
+               + (f", {dropped} forwarded bodies dropped (could not be edited safely)"
+                  if dropped else ""))
 
 
 def _print_counts(counts: dict[str, int], *, err: bool = False) -> None:

@@ -469,6 +469,32 @@ async def purge(request: web.Request) -> web.Response:
     return _json({"filters": shown, "dry_run": dry_run, "removed": counts})
 
 
+async def redact(request: web.Request) -> web.Response:
+    """``POST /lcm/v1/messages/{message_id}/redact`` ``{confirm: true}`` → ``{message_id,
+    dry_run, changed}``: irreversibly replace one message's content by a placeholder
+    and keep the conversation (:mod:`memory_core.admin.redact`). The ``tenant``,
+    ``role`` and ``session`` query parameters bound it: a message outside them is
+    404, as one that does not exist. ``"dry_run": true`` only counts."""
+    require_admin(request)
+    require_write(request)
+    tenant, role = _scope(request)
+    ident = _path_int(request, "message_id")
+    body = await _body(request)
+    dry_run = body.get("dry_run") is True
+    if body.get("confirm") is not True and not dry_run:
+        raise BadRequestError('redact is irreversible: send {"confirm": true}',
+                              code="confirmation_required", param="confirm")
+    try:
+        counts = await _run(request, lambda: request.app[ENGINE].redact(
+            ident, tenant=tenant, role=role, session=_param(request, "session"),
+            dry_run=dry_run))
+    except ValueError as exc:  # not a positive id: no message has it
+        raise AdminNotFoundError(str(exc)) from exc
+    if counts is None:
+        raise AdminNotFoundError(f"message {ident} not found")
+    return _json({"message_id": ident, "dry_run": dry_run, "changed": counts})
+
+
 async def export(request: web.Request) -> web.Response:
     """``GET /lcm/v1/export`` → threads with messages (``events=1`` adds events)."""
     require_admin(request)
@@ -555,6 +581,7 @@ ROUTES: list[tuple[str, str, Callable[[web.Request], Any]]] = [
     ("POST", f"{PREFIX}/items/{{item_id}}/restore", restore),
     ("POST", f"{PREFIX}/items/{{item_id}}/edit", edit),
     ("GET", f"{PREFIX}/messages/{{message_id}}", message),
+    ("POST", f"{PREFIX}/messages/{{message_id}}/redact", redact),
     ("GET", f"{PREFIX}/search", search),
     ("GET", f"{PREFIX}/explain", explain),
     ("POST", f"{PREFIX}/purge", purge),
