@@ -203,7 +203,8 @@ def _read_en(kind: str, m: re.Match[str], g: dict[str, str | None], seg: str,
     if kind == "swap":  # ("swapped shifts with Maria" is an exchange: only "… for")
         old = _trim(g.get("old") or g.get("old2") or "")
         if old.lower() in ("it", "them") and not m.re.pattern.startswith("^"):
-            # "I dropped my Pixel and replaced it with an iPhone 15": the name before
+            # "I dropped my Pixel and replaced it with an iPhone 15": "it" is the
+            # speaker's thing named before it, the new one a name after an article
             antecedent = _last_own_name(seg[:m.start()])
             article = _ARTICLE.match(new)
             if antecedent and article and _name_like(new[article.end():]):
