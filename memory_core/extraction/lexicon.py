@@ -187,6 +187,14 @@ _EN_EFFECTIVE_DATE = (
     r"(?:today|tomorrow|this\s+(?:week|month|sprint)"
     r"|next\s+(?:week|month|sprint|release|monday|tuesday|wednesday|thursday|friday)"
     r"|monday|tuesday|wednesday|thursday|friday)\b(?!['\u2019]s)")
+_EN_ONSET = (
+    r"(?:" + _EN_EFFECTIVE_DATE + r"|(?:(?:next|this)\s+(?:year|quarter)|(?:(?:next|this)\s+)?"
+    r"(?:january|february|march|april|(?-i:May)|june|july|august|september|october|november"
+    r"|december)(?:\s+\d{1,2}(?:st|nd|rd|th)?)?)\b(?!['\u2019]s))")
+"""A date a value takes effect from: :data:`_EN_EFFECTIVE_DATE`, or a month or year
+("starting October", "as of March 3", "from next year on"), read only after "as of",
+"effective", "starting" or "from … on", since "the photos from October" names a thing
+("May" only capitalised: "starting may be hard")."""
 _EN_CLAUSE_END = r"(?=\s*(?:[,;.!?)]|$))"
 """A date that ends its clause ("Staging lives in us-east-2 from today."): "from" or
 "starting" inside one names a thing ("the logs from today", "the sprint starting
@@ -194,6 +202,7 @@ Monday"), and after a form of *be* "starting" is a verb ("Dana is starting Monda
 _EN_NEW_VALUE = (
     r"(?=\s+(?:[$\u20ac\u00a3\u00a5]?\d|(?:mon|tues|wednes|thurs|fri|satur|sun)day\b"
     r"|tomorrow\b|today\b|tonight\b|noon\b|midday\b|midnight\b|next\s|half\b"
+    r"|the\s+\d{1,2}(?:st|nd|rd|th)\b"
     r"|the\s+(?:end|start|beginning|middle)\b|(?:jan|feb|mar|apr|jun|jul|aug|sep|oct|nov|dec)"
     r"[a-z]*\b|q[1-4]\b|eo[dw]\b|(?:one|two|three|four|five|six|seven|eight|nine|ten"
     r"|twelve|fifteen|twenty|thirty|fifty|hundred)\b))")
@@ -220,20 +229,21 @@ EN_UPDATE = Cue(en(
     r"|\b(?:switched|moved|migrated|changed|swapped|renamed)\s+(?:our|my|the|their|his|her)\s+"
     r"(?P<what>[\w-]+(?:\s+[\w-]+){0,3}?)\s+(?:over\s+)?to\b"
     r"|\b(?:these\s+days|nowadays|currently|at\s+the\s+moment|at\s+present|any\s?more)\b"
-    rf"|\b(?:as\s+of|effective)\s+{_EN_EFFECTIVE_DATE}"
+    rf"|\b(?:as\s+of|effective)\s+{_EN_ONSET}"
     r"|\b(?:as\s+of|effective(?:\s+with)?)\s+(?:release|version|v)\s*\d[\w.]*"
-    rf"|(?:^|(?<=[,;:]\s))(?:from|starting)\s+{_EN_EFFECTIVE_DATE}"
+    rf"|(?:^|(?<=[,;:]\s))(?:from|starting)\s+{_EN_ONSET}"
     rf"|\bfrom\s+{_EN_EFFECTIVE_DATE}{_EN_CLAUSE_END}"
+    rf"|\bfrom\s+{_EN_ONSET}\s+on(?:wards?)?{_EN_CLAUSE_END}"
     rf"|(?<!\bis\s)(?<!\bare\s)(?<!\bam\s)(?<!\bwas\s)(?<!\bwere\s)(?<!\bbe\s)(?<!\bbeen\s)"
     rf"(?<!['\u2019]s\s)(?<!['\u2019]m\s)(?<!['\u2019]re\s)"
-    rf"\bstarting\s+{_EN_EFFECTIVE_DATE}{_EN_CLAUSE_END}"
+    rf"\bstarting\s+{_EN_ONSET}{_EN_CLAUSE_END}"
     r"|\bgoing\s+forward\b|\bfrom\s+here\s+on(?:\s+out)?\b|\bhenceforth\b"
     r"|\b(?:(?:got|was|were|has\s+been|have\s+been|been|just)\s+)?(?:cut|raised|lowered"
     rf"|bumped|extended|shortened|shifted|rescheduled)\s+(?:back\s+)?to\b{_EN_NEW_VALUE}"
     r"|(?:\b(?:raised|lowered|bumped|extended|shortened|shifted|rescheduled|dropped|reduced"
     r"|increased|upped|moved|changed|pushed|pulled)"
     r"|\b(?:we|i|they|he|she|someone|somebody)\s+(?:(?:just|finally|already)\s+)?(?:cut|set))"
-    rf"\s+(?:it|them|that|this)\s+(?:back\s+|down\s+|up\s+)?to\b{_EN_NEW_VALUE}"
+    rf"\s+(?:it|them|that|this|me|us)\s+(?:back\s+|down\s+|up\s+)?to\b{_EN_NEW_VALUE}"
     rf"|\b(?:got|was|were|been)\s+(?:pushed|pulled)\s+(?:back\s+)?to\b{_EN_NEW_VALUE}"
     r"|\b(?:(?:got|gets|was|were|has\s+been|have\s+been|had\s+been|been)\s+)(?:just\s+)?"
     r"(?:moved|postponed|delayed|changed|renamed|brought\s+forward)"
@@ -263,7 +273,10 @@ next week', 'going forward', 'from here on'), or a release ('As of release 3.2, 
 budget got cut to 3000', 'the standup was pushed to 10:00', 'we dropped it to 60 rpm':
 someone acted on it, in a past form or after its doer, not "cut it to 200 words"; 'the
 retro got moved to Thursday', 'was postponed to May': the auxiliary is part of the cue,
-so it is no part of the subject); a value that rose or fell by itself to a new one ('my
+so it is no part of the subject; 'the dentist moved me to the 11th': whoever holds the
+slot moved the speaker's); a month or a year the value takes effect from ('rent is
+1,520 starting October', 'as of March 3', 'from next year on': :data:`_EN_ONSET`); a
+value that rose or fell by itself to a new one ('my
 rent went up to 1300 EUR', 'rose / fell / dropped / increased to'), unless the clause
 makes it a passing reading (:data:`EN_PASSING`, checked by the caller: "CPU went up to
 95% during the test"): it revises the value of its subject, while ``items.readings.reports_number``
@@ -454,6 +467,14 @@ on Windows too", "… as well"): dated by "now", it revises nothing
 (``replacement.adds``), unless it names a change or a replacement. Not a sentence's
 opening "Also," (a new point, which may well be an update) nor "too" before an
 adjective ("too slow")."""
+EN_ADDED_PART = re.compile(
+    r"\b(?:changed|updated|extended|expanded|edited|modified|tweaked|adjusted|amended"
+    r"|reworked)\s+(?:[\w-]+\s+){1,5}?to\s+(?:also\s+)?(?:include|add|cover|contain|list"
+    r"|mention|feature|show)\b", re.I)
+"""A thing changed so that it holds one more part ("I changed the release notes
+template to include a Known Issues section", "we extended the policy to cover
+contractors"): what it held before still holds, as with :data:`EN_ADDITIVE`, though a
+change verb says it (``replacement.adds``)."""
 EN_EVALUATIVE = re.compile(
     r"\b(?:awesome|amazing|great|good|nice|cool|fun|funny|cute|beautiful|gorgeous|lovely"
     r"|wonderful|fantastic|incredible|terrific|brilliant|excellent|perfect|superb|stunning"

@@ -166,12 +166,22 @@ ZH_MOVED = re.compile(_ZH_MOVED)
 ZH_WISH = re.compile(r"想|希望|要(?!求)|会(?!议)")
 """A wish or a will before a :data:`ZH_MOVED` change (我不想搬到成都了, 我明年会搬到成都了):
 no change told as done; :data:`ZH_REPLACE_BLOCK` covers plans and conditions."""
+_ZH_SLOT_AHEAD = (r"(?=(?:每)?(?:周|星期|礼拜|禮拜)[一二三四五六日天]|[上下中]午|早上|晚上"
+                  r"|[零一二三四五六七八九十两兩\d]+[点點号號])")
+"""A weekday or a clock time next ("周会改到周四下午两点。", "例会调到三点"): a recurring
+slot moved, a change told as decided without 了 (:data:`ZH_UPDATE`; one occasion,
+"这周的会议改到周四", is :data:`ZH_ONE_SLOT`'s)."""
+ZH_ONE_SLOT = re.compile(r"这周|這週|本周|这次|這次|本次|今天|明天|今晚|后天|後天|下周的|下次")
+"""What makes a moved slot one occasion's ("这周的会议改到周四", "明天的会改到下午三点"):
+no update (:data:`_ZH_SLOT_AHEAD`)."""
 ZH_UPDATE = re.compile(ZH_STANDING_LEAD + r"|现在|如今|目前已经|改成|改为|改用|换成|换到|切换到"
                        r"|迁移到|不再|(?:改到|涨到|降到|推迟到|延期到|提前到)(?!一半|很晚|半夜|深夜|现在)"
-                       r"(?=[^，。；,;就太的吗]{0,16}了)|" + _ZH_MOVED)
-"""Unmarked Chinese updates ("部署现在改成Argo CD了", "会议改到周四了": 改到 only when done,
-not a plan "这周的会议改到周四", nor a 了 that closes a request or a judgement
-"改到30秒就好了", "改到周四的话就来不及了", nor how far the editing got "代码改到一半了",
+                       r"(?=[^，。；,;就太的吗]{0,16}了)|(?:改到|调到|挪到)" + _ZH_SLOT_AHEAD
+                       + "|" + _ZH_MOVED)
+"""Unmarked Chinese updates ("部署现在改成Argo CD了", "会议改到周四了": 改到 when done, or
+before a weekday or clock time (:data:`_ZH_SLOT_AHEAD`: 周会改到周四下午两点), not a plan of
+one occasion "这周的会议改到周四" (:data:`ZH_ONE_SLOT`), nor a 了 that closes a request
+or a judgement "改到30秒就好了", "改到周四的话就来不及了", nor how far the editing got "代码改到一半了",
 "昨天我改到很晚了"); a value that rose, fell or moved to a new one the same way
 ("房租涨到1300欧元了", "回顾会推迟到周四了", 降到, 延期到, 提前到), unless the clause makes
 it a passing reading (:data:`CJK_PASSING`); the match's start cuts the subject."""

@@ -1269,6 +1269,10 @@ class _Message:
                     lc.ZH_REPLACE_BLOCK.search(sc, body, cue.start())
                     or lc.ZH_WISH.search(sc, body, cue.start())):
                 return body, correction  # "我打算明年搬到成都了", "我不想搬到成都了": not done
+            if cue is not None and lang == "zh" and cue.group() in ("改到", "调到", "挪到") \
+                    and "了" not in sc[cue.end():b] \
+                    and lc.ZH_ONE_SLOT.search(sc, body, cue.start()):
+                return body, correction  # "这周的会议改到周四": one week's meeting moved
             if cue is not None and lc.CJK_RISE.match(cue.group()) \
                     and lc.CJK_PASSING.search(sc, body, b):
                 return body, correction  # "压测的时候CPU涨到了95%": one moment's reading

@@ -105,6 +105,19 @@ def _name_like(phrase: str, *, initial: bool = False) -> bool:
     return False
 
 
+_ARTICLE = re.compile(r"(?:an?|the)\s+", re.I)
+_OWN_NAME = re.compile(r"\b(?:my|our)\s+((?:[A-Z][\w.+-]*)(?:\s+[A-Z0-9][\w.+-]*){0,2})")
+"""A name the speaker owns ("my Pixel", "our Jenkins box"): what a later "it" of the
+sentence stands for (:func:`_last_own_name`)."""
+
+
+def _last_own_name(before: str) -> str | None:
+    """The last name the speaker owns in ``before`` (:data:`_OWN_NAME`): "I dropped my
+    Pixel last week and" → "Pixel"; None when none is named."""
+    found = _OWN_NAME.findall(before)
+    return found[-1] if found else None
+
+
 def _value_like(phrase: str) -> bool:
     """A value: a name, or a bare phrase of up to three words ("pnpm", "tabs")."""
     if not phrase or _DETERMINER.match(phrase + " ") or _PRONOUN.match(phrase):
@@ -189,6 +202,13 @@ def _read_en(kind: str, m: re.Match[str], g: dict[str, str | None], seg: str,
     what = (g.get("what") or g.get("what2") or "").strip() or None
     if kind == "swap":  # ("swapped shifts with Maria" is an exchange: only "… for")
         old = _trim(g.get("old") or g.get("old2") or "")
+        if old.lower() in ("it", "them") and not m.re.pattern.startswith("^"):
+            # "I dropped my Pixel and replaced it with an iPhone 15": "it" is the
+            # speaker's thing named before it, the new one a name after an article
+            antecedent = _last_own_name(seg[:m.start()])
+            article = _ARTICLE.match(new)
+            if antecedent and article and _name_like(new[article.end():]):
+                old, new = antecedent, new[article.end():]  # "… with an iPhone 15"
         initial_new = m.re.pattern.startswith("^(?P<new>")
         if initial_new and (not _name_like(new, initial=True) or _DETERMINER.match(new + " ")
                             or _PRONOUN.match(new)):
@@ -640,7 +660,9 @@ def adds(text: str) -> bool:
     """Whether a sentence adds one more of a kind to what holds ("We now also support
     API keys", "… on Windows too", 现在也用 Redis, 今はMySQLも使っています) without saying
     that something changed (:func:`states_change`): dated by "now", it still revises
-    nothing (:func:`memory_core.items.supersession.correction_target`).
+    nothing (:func:`memory_core.items.supersession.correction_target`); nor does a thing
+    changed so that it holds one more part (:data:`~memory_core.extraction.lexicon.EN_ADDED_PART`:
+    "I changed the template to include a Known Issues section").
 
     Only the statement's own clause counts (:func:`_first_clause`): an addition in a
     clause after it is about something else ("The standup is at 10 now, which also
@@ -648,6 +670,8 @@ def adds(text: str) -> bool:
     lang = detect_lang(text)
     additive = lx.EN_ADDITIVE if lang == "en" else lc.ZH_ADDITIVE if lang == "zh" \
         else lc.JA_ADDITIVE
+    if lang == "en" and lx.EN_ADDED_PART.search(_first_clause(text)):
+        return True  # "I changed the template to include a Known Issues section"
     return additive.search(_first_clause(text)) is not None and not states_change(text)
 
 

@@ -419,21 +419,35 @@ def _complemented(a: str, b: str, text_a: str, text_b: str) -> bool:
     is Tom": "manager" / "manager tom"), or the shorter names nothing but a pronoun
     with its verb ("i'm" / "i'm aiming"). English puts a compound's qualifiers before
     its head, so a subject that narrows another ends with it ("standup" / "daily
-    standup"). ``text_a`` and ``text_b`` are the statements of ``a`` and ``b``."""
+    standup"), nor when the shorter's statement says its subject moved the speaker to a
+    new slot (:data:`_MOVED_HOLDER`: "dentist" / "dentist appointment"). ``text_a`` and
+    ``text_b`` are the statements of ``a`` and ``b``."""
     if _CJK.search(a) or _CJK.search(b):
         return False
     wa = [w for w in a.split() if not _CONTRACTED.match(w)]
     wb = [w for w in b.split() if not _CONTRACTED.match(w)]
     if not wa or not wb:
         return True
-    (short, _), (long_, long_text) = sorted(((wa, text_a), (wb, text_b)),
-                                            key=lambda p: len(p[0]))
+    (short, short_text), (long_, long_text) = sorted(((wa, text_a), (wb, text_b)),
+                                                     key=lambda p: len(p[0]))
     if len(short) == len(long_) or long_[:len(short)] != short:
         return False
+    if _MOVED_HOLDER.search(short_text):
+        return False  # "The dentist moved me to the 11th": the dentist appointment moved
     return re.search(rf"(?<!\w){re.escape(short[-1])}(?:'s|\s+(?:is|are|was|were)\b)",
                      long_text, re.I) is None
 
 
+_MOVED_HOLDER = re.compile(r"\b(?:moved|rescheduled|pushed|pulled|shifted|bumped)\s+(?:me|us)"
+                           r"\s+(?:back\s+|forward\s+)?to\b", re.I)
+"""Whoever moved the speaker to a new slot ("The dentist moved me to the 11th", "The
+airline rescheduled us to Friday"): the subject is the one who moved it, and what moved
+is the speaker's arrangement with them ("my dentist appointment"), named by the subject
+and a word after it (:func:`_complemented`)."""
+_SLOT = re.compile(r"\d|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(?:today|tomorrow"
+                   r"|tonight|noon|midnight|morning|afternoon|evening|next\s+(?:week|month))\b",
+                   re.I)
+"""A time or a date in a statement: what a :data:`_MOVED_HOLDER` correction revises."""
 _BOUND_HEADS = frozenset({
     "target", "targets", "goal", "goals", "objective", "limit", "limits", "cap", "ceiling",
     "floor", "threshold", "thresholds", "budget", "quota", "max", "maximum", "min",
@@ -707,7 +721,9 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
     dimension (both without a unit, or both of one class; only the very same
     subject may pair a unit with none), and an item of another subject on the shape of
     its value (both texts hold a digit, or neither: a font family revises no font
-    size). Best first: the same subject; a subject
+    size); a correction by which someone moved the speaker to a new slot ("The dentist
+    moved me to the 11th", :data:`_MOVED_HOLDER`) revises only an item naming a time or
+    a date (:data:`_SLOT`). Best first: the same subject; a subject
     that contains the other or is contained in it; else term overlap
     (:func:`memory_core.items.overlap.overlap`) of at least 0.5 with two shared terms
     (one when a side has only one). Ties go to more shared terms, then the newest.
@@ -789,6 +805,7 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
     need = min(2, len(probes))
     subject = ex.subject or ""
     switch = _SWITCHED.search(ex.text or "") is not None
+    moved_holder = _MOVED_HOLDER.search(ex.text or "") is not None
     apart = names_a_member_or_scope(ex.text or "")  # else no row is another one
     valueless = ex.value_text is None and not getattr(ex, "replacement", None)
     judged: list[bool] = []  # whether ``ex`` is an impression: read once, when first asked
@@ -829,6 +846,8 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
             # name) is another attribute: "My editor font is Fira Code now" leaves "My
             # editor font size is 12", "Set my size to M" leaves "My font size is 12"
             continue
+        if moved_holder and not _SLOT.search(row["text"] or ""):
+            continue  # "The dentist moved me to the 11th" moves a slot, not "My dentist is Lee"
         if switch and siblings(subject, row_subject, ex.text or "", row["text"] or "") \
                 and correction_conditions_agree(ex, row):
             # "I switched to the search team" after "I'm on the payments team": the

@@ -754,6 +754,23 @@ def _polarity_numbers(text: str | None) -> tuple[int, tuple[str, ...]]:
     return len(_NEGATION.findall(text or "")) % 2, tuple(_numbers(text))
 
 
+_SLOT = re.compile(
+    r"(?:周|週|星期|礼拜|禮拜)[一二三四五六日天]|[月火水木金土日]曜"
+    r"|(?:[上下中]午|早上|晚上|凌晨|午前|午後)?[零〇一二三四五六七八九十两兩\d]+[点點时時]"
+    r"(?:半|[零〇一二三四五六七八九十\d]+分)?"
+    r"|\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b", re.I)
+"""A weekday or a clock time, in words as well as digits ("周二上午十点", "水曜15時",
+"Friday"): what :func:`_slots` reads."""
+
+
+@functools.lru_cache(maxsize=1024)
+def _slots(text: str | None) -> frozenset[str]:
+    """The weekdays and clock times a statement names (:data:`_SLOT`), casefolded:
+    two statements naming other ones say another time, never the same thing
+    (:func:`same_meaning`; digits alone are :func:`_polarity_numbers`'s)."""
+    return frozenset(m.group().casefold().removesuffix("s") for m in _SLOT.finditer(text or ""))
+
+
 def _one_less(new: frozenset[str], old: frozenset[str], old_text: str | None) -> bool:
     """Whether ``new`` is ``old`` less one term, keeping at least two ("Reminder: Dana
     is my manager." after "Just so you know, my manager is Dana."): the statement
@@ -1023,9 +1040,10 @@ def same_meaning(new: Row, old: Row) -> bool:
     (the vector half of write-time dedupe: :func:`merge_duplicate`). Conservative: the
     same tenant, role, speaker, value, unit, condition, ordinal label, polarity
     (negation words; the ``negated`` flag too within one kind, since for a rule it
-    means a prohibition) and numbers; kinds that are one statement said two ways
-    (:data:`_KIND_RANK`: a fact, decision, constraint or preference, "From now on,
-    always …" / "Reminder: … always …"), else one kind; at least one content term
+    means a prohibition), numbers, weekdays and clock times (:func:`_slots`); kinds
+    that are one statement said two ways (:data:`_KIND_RANK`: a fact, decision,
+    constraint or preference, "From now on, always …" / "Reminder: … always …"), else
+    one kind; at least one content term
     shared; each saying something the other does not in other words (a statement
     that only adds words, "my daughter is allergic to peanuts", is a refinement, not
     a repeat); not one word swapped for another ("tea" / "coffee": a rival value);
@@ -1045,6 +1063,8 @@ def same_meaning(new: Row, old: Row) -> bool:
         return False
     if _polarity_numbers(new["text"]) != _polarity_numbers(old["text"]):
         return False
+    if _slots(new["text"]) != _slots(old["text"]):
+        return False  # "周会改到周四下午两点。" / "周会定在周二上午十点。": another time
     if rival_scopes(new["text"] or "", old["text"] or ""):
         return False  # "Staging deploys daily" is not "The prod deploy is daily"
     if adds(new["text"] or "") or adds(old["text"] or ""):
