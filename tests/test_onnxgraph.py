@@ -37,7 +37,8 @@ def _value_info(name: str, elem: int, dims: list[int | str]) -> bytes:
                                                           + _record(2, shape)))
 
 
-def _model(*, scale_rows: int = ROWS, extra_reader: bool = False) -> bytes:
+def _model(*, scale_rows: int = ROWS, extra_reader: bool = False,
+           table_out: bool = False) -> bytes:
     rng = np.random.default_rng(5)
     quant = rng.integers(-127, 128, size=(ROWS, WIDTH)).astype(np.int8)
     scale = rng.uniform(0.001, 0.02, size=(scale_rows, 1)).astype(np.float32)
@@ -49,6 +50,8 @@ def _model(*, scale_rows: int = ROWS, extra_reader: bool = False) -> bytes:
     if extra_reader:  # a second reader of the whole float table: must stay as it is
         nodes.append(_node("ReduceSum", ["table"], ["total"], keepdims=0))
         outputs.append(_value_info("total", 1, []))
+    if table_out:  # the float table is one of the graph's outputs
+        outputs.append(_value_info("table", 1, [ROWS, WIDTH]))
     graph = b"".join([*(_record(1, n) for n in nodes),
                       _record(2, b"tiny"),
                       _record(5, _tensor("table_q", 3, quant)),
@@ -79,7 +82,8 @@ def test_rows_are_gathered_before_they_are_dequantised_with_the_same_outputs() -
     assert gather_rows_first(new) == (new, [])  # nothing left to rewrite
 
 
-@pytest.mark.parametrize("variant", [{"scale_rows": 1}, {"extra_reader": True}])
+@pytest.mark.parametrize("variant", [{"scale_rows": 1}, {"extra_reader": True},
+                                     {"table_out": True}])
 def test_a_table_read_elsewhere_or_scaled_as_a_whole_is_left_alone(variant: dict) -> None:
     model = _model(**variant)
     assert gather_rows_first(model) == (model, [])

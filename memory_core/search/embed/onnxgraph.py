@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 _MODEL_GRAPH = 7
-_GRAPH_NODE, _GRAPH_INITIALIZER, _GRAPH_VALUE_INFO = 1, 5, 13
+_GRAPH_NODE, _GRAPH_INITIALIZER, _GRAPH_OUTPUT, _GRAPH_VALUE_INFO = 1, 5, 12, 13
 _NODE_INPUT, _NODE_OUTPUT, _NODE_NAME, _NODE_OP, _NODE_ATTRIBUTE = 1, 2, 3, 4, 5
 _TENSOR_DIMS, _TENSOR_TYPE, _TENSOR_NAME = 1, 2, 8
 _ATTR_NAME, _ATTR_INT = 1, 3
@@ -162,7 +162,8 @@ def gather_rows_first(model: bytes) -> tuple[bytes, list[str]]:
 
     Applies where ``Q`` is an int8 initializer of shape ``[rows, width]``, ``S`` a
     float initializer of shape ``[rows, 1]`` (one scale per row), the ``Gather`` is on
-    axis 0 and nothing else reads the ``Cast`` or ``Mul`` outputs. Returns the new
+    axis 0 and nothing else reads the ``Cast`` or ``Mul`` outputs (no other node, not
+    the graph's outputs; the pattern is not looked for in subgraphs). Returns the new
     model bytes and the rewritten tables' names (empty, with ``model`` itself, when
     nothing matched). Raises ``ValueError`` for bytes that are not a protobuf message.
     """
@@ -174,6 +175,7 @@ def gather_rows_first(model: bytes) -> tuple[bytes, list[str]]:
     records: list[tuple[int, int, int, int]] = []  # (field, payload start, end, record)
     nodes: dict[int, _Node] = {}
     tensors: dict[str, tuple[int, list[int]]] = {}
+    outputs: set[str] = set()  # the graph's outputs: read from outside
     for number, wire, value, at, record in _fields(model, g_start, g_end):
         end = value if wire != 0 else at
         records.append((number if wire == _LEN else -1, at, end, record))
@@ -184,11 +186,12 @@ def gather_rows_first(model: bytes) -> tuple[bytes, list[str]]:
         elif number == _GRAPH_INITIALIZER:
             name, dtype, dims = _tensor(model, at, value)
             tensors[name] = (dtype, dims)
+        elif number == _GRAPH_OUTPUT:
+            outputs.add(_named(model, at, value))
     producer = {out: i for i, n in nodes.items() for out in n.outputs}
     readers: dict[str, int] = {}
-    for n in nodes.values():
-        for name in n.inputs:
-            readers[name] = readers.get(name, 0) + 1
+    for name in [*outputs, *(name for n in nodes.values() for name in n.inputs)]:
+        readers[name] = readers.get(name, 0) + 1
     replace: dict[int, list[_Node]] = {}
     dropped: set[int] = set()
     stale: set[str] = set()  # value_info of tensors that are gone or change shape
