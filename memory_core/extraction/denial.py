@@ -201,6 +201,11 @@ def _stance_left_out(denial: Denial, rest: str) -> bool:
     return len(said) == 1
 
 
+def negative(text: str) -> bool:
+    """Whether ``text`` holds a negation word (:data:`_NEGATION`)."""
+    return _NEGATION.search(text) is not None
+
+
 def states(denial: Denial, text: str, lang: str, *, answering: bool = False) -> bool:
     """Whether ``text`` (a stored fact of the same speaker) affirms what ``denial``
     denies: in English "I" then, within four words, the denied verb, followed by what

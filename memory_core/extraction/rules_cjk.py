@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from memory_core.extraction import experience
 from memory_core.extraction import lexicon_cjk as lc
 from memory_core.extraction.clause import Clause, Verdict
 from memory_core.extraction.prepare import MASK
@@ -303,6 +304,9 @@ def classify_zh(c: Clause) -> Verdict | None:
         core = core[hedged.end():]
     if lc.ZH_CALL_ME.match(core):
         return Verdict("preference", "称呼")
+    lived = experience.read(core, "zh")
+    if lived is not None:  # 我去过日本, 我从来没去过日本: an experience, its denial negated
+        return Verdict("fact", lived.subject, lived.negated)
     m = lc.ZH_DIET.match(core)
     if m:
         return Verdict("fact", cjk_key(m.group("trait"), "zh"), lasting=True)
@@ -426,6 +430,9 @@ def classify_ja(c: Clause) -> Verdict | None:
     fp = lc.JA_FIRST_PERSON.match(core)
     if fp:
         core = core[fp.end():]
+    lived = experience.read(core, "ja")
+    if lived is not None:  # 日本に行ったことがある / ない: an experience, its denial negated
+        return Verdict("fact", lived.subject, lived.negated)
     timed = _JA_TIME_LEAD.match(core)
     if timed and timed.end() and _has_words(core[timed.end():]):
         core = core[timed.end():]  # "今はFastmailです": 今 is when, not what the claim is about

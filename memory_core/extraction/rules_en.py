@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 
+from memory_core.extraction import experience
 from memory_core.extraction import lexicon as lx
 from memory_core.extraction.clause import Clause, Verdict
 from memory_core.extraction.cue import Lead, first_word
@@ -657,6 +658,11 @@ def classify(c: Clause) -> Verdict | None:
         to = re.match(r"(?:allergic|intolerant)\sto\s", trait, re.I)
         subject = f"{en_key(trait[to.end():]) or ''} allergy".strip() if to else en_key(trait)
         return Verdict("fact", subject, lasting=True)
+    lived = experience.read(core, "en")
+    if lived is not None:
+        # "I've never been to Japan", "My son has never flown before": an experience,
+        # keyed by what was done and to what; the denial sets ``negated``
+        return Verdict("fact", lived.subject, lived.negated)
     m = lx.EN_PREFERENCE.match(core, first) or lx.EN_PREFERENCE_ANY.search(core, c.tokens)
     if m:
         neg = bool(lx.EN_PREFERENCE_NEG.search(m.group()))

@@ -7,13 +7,18 @@ the speaker's active facts in the tenant and role, newest first, for the one tha
 affirms what the denial denies (:func:`memory_core.extraction.denial.states`). The
 writer supersedes it by the denial's item, so the old fact leaves the block with its
 provenance (``superseded_by`` and a revision row) and its evidence kept.
+
+:func:`experience_target` does the same for an experience
+(:mod:`memory_core.extraction.experience`) by its subject key: "I visited Japan in May."
+turns over "I've never been to Japan." (both keyed ``visited japan``), and "I haven't
+been to Japan." turns over "I've been to Japan twice.".
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
-from memory_core.extraction import denial
+from memory_core.extraction import denial, experience
 from memory_core.items.supersession import CORRECTION_SCAN
 from memory_core.models import Scope
 from memory_core.store.api import ItemReads
@@ -36,5 +41,32 @@ def denial_target(items: ItemReads, scope: Scope, ex: Any, *, speaker: str = "",
     for row in items.correction_candidates(scope.tenant, scope.role, _KINDS, speaker, None,
                                            None, CORRECTION_SCAN):
         if denial.states(said, row["text"] or "", lang, answering=answering):
+            return row
+    return None
+
+
+def experience_target(items: ItemReads, scope: Scope, ex: Any, *, speaker: str = "") -> Any:
+    """The newest active fact of ``speaker`` with ``ex``'s subject that ``ex`` (a fact)
+    turns over, or None: a denied experience ("I've never been to Japan.",
+    :func:`memory_core.extraction.experience.read`) that ``ex`` affirms, or, where ``ex``
+    denies an experience, an affirmation of it. Another subject, another speaker, or
+    two statements of one polarity find nothing."""
+    subject = getattr(ex, "subject", None)
+    if not subject:
+        return None
+    lang = getattr(ex, "lang", "en") or "en"
+    said = experience.read(ex.text or "", lang)
+    denies = bool(getattr(ex, "negated", False))
+    if denies and (said is None or not said.negated):
+        return None  # a denial of another kind is :func:`denial_target`'s
+    for row in items.correction_candidates(scope.tenant, scope.role, _KINDS, speaker, None,
+                                           None, CORRECTION_SCAN, subject_prefix=subject):
+        if row["subject"] != subject:
+            continue
+        before = experience.read(row["text"] or "", lang)
+        if denies and (before is None or not before.negated) \
+                and not denial.negative(row["text"] or ""):
+            return row
+        if not denies and before is not None and before.negated:
             return row
     return None

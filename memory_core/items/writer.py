@@ -74,7 +74,7 @@ from memory_core.items import fields, standing
 from memory_core.items.age import grown_age
 from memory_core.items.agent_keys import KeyMatch, near_duplicate, snake_key
 from memory_core.items.named_change import ends_another
-from memory_core.items.denial import denial_target
+from memory_core.items.denial import denial_target, experience_target
 from memory_core.items.resent import TurnPaths
 from memory_core.items.overlap import (
     named_words,
@@ -519,6 +519,16 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
         denied = denial_target(tx.items, scope, ex, speaker=speaker, answering=answering)
         if denied is not None and int(denied["id"]) != item_id:
             supersede(tx, int(denied["id"]), item_id, "denied by the user", now)
+    lived = experience_target(tx.items, scope, ex, speaker=speaker) \
+        if kind == "fact" and not hedge and resolves is None else None
+    if lived is not None and (old is None or int(old["id"]) == int(lived["id"])) \
+            and int(lived["id"]) != item_id \
+            and (still := items.item(int(lived["id"]))) is not None \
+            and still["status"] == "active":  # not the row a denial just took back
+        # "I visited Japan in May." turns over "I've never been to Japan." (and 我去过日本
+        # 我没去过日本): one experience, keyed alike (experience module), the newest holds
+        supersede(tx, int(lived["id"]), item_id, "the user's experience said anew", now)
+        old = None
     if ambiguous:
         items.revision(item_id, "may_revise", None, ",".join(map(str, data["may_revise"])),
                        "names an attribute's head that several items qualify: ask which", now)
