@@ -14,6 +14,7 @@ from memory_core.items.supersession import subjects_match
 from tests.conftest import RunningProxy
 from tests.fake_upstream import FakeUpstream
 from tests.replay_helpers import asked_later, put, rows
+from tests.test_injection import Agent, block_of
 
 
 def _active(engine: Engine) -> list[str]:
@@ -185,3 +186,65 @@ def test_a_negated_clause_and_a_liking_after_and_are_two_items() -> None:
     assert _read("I don't drink coffee and I love tea.") == [
         ("preference", "coffee", True, "I don't drink coffee"),
         ("preference", "tea", False, "I love tea.")]
+
+
+# -- 220: a profile written as label lines stores nothing ("About me:\n- Name: Priya") -----
+@pytest.mark.parametrize("text, want", [
+    ("About me:\n- Name: Priya\n- City: Berlin\n- Job: nurse",
+     [("name", "Name: Priya"), ("city", "City: Berlin"), ("job", "Job: nurse")]),
+    ("Name: Priya\nLocation: Berlin\nRole: backend engineer",
+     [("name", "Name: Priya"), ("location", "Location: Berlin"),
+      ("role", "Role: backend engineer")]),
+    ("My details:\nEmail: priya@example.com", [("email", "Email: priya@example.com")]),
+])
+def test_a_profiles_label_lines_are_the_users_facts(
+        text: str, want: list[tuple[str, str]]) -> None:
+    # before: nothing at all
+    assert [(i.kind, i.subject, i.text) for i in extract(text)] == [
+        ("fact", s, t) for s, t in want]
+
+
+@pytest.mark.parametrize("text", [
+    "Name: Priya",  # one line alone: maybe a form the user talks about
+    "Name: <Username>\nCity: [Your City]",  # template slots (row 183)
+    "Error: port in use\nStatus: failed",  # no attribute of a person
+])
+def test_lines_that_are_no_profile_are_not_read_as_one(text: str) -> None:
+    assert not any(i.subject in ("name", "city", "status") for i in extract(text)), \
+        extract(text)
+
+
+async def test_a_profile_reaches_another_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [
+        ("a", "About me:\n- Name: Priya\n- City: Berlin\n- Job: nurse")],
+        "What is my job?")
+    assert "] Job: nurse" in block, block
+
+
+# -- 221: "Scratch that." / "Just kidding." leaves the message before it stored --------------
+@pytest.mark.parametrize("take_back", [
+    "Scratch that.", "Ignore my last message.", "Just kidding.", "jk",
+    "Never mind, forget I said that.", "I take that back", "当我没说", "今のなし",
+])
+async def test_a_take_back_withdraws_the_message_before_it(
+        proxy: RunningProxy, upstream: FakeUpstream, take_back: str) -> None:
+    # before: "My favourite color is green." stayed active and in every later block
+    agent = Agent(proxy, upstream, session="a")  # one conversation, its history resent
+    for text in ("My dog is called Rex.", "My favourite color is green.", take_back):
+        await agent.say(text)
+        await proxy.settle()
+    later = Agent(proxy, upstream, session="later")
+    await later.say("What is my favourite color, and what is my dog called?")
+    block = block_of(later.upstream_last_user())
+    assert [(r["text"], r["status"]) for r in rows(proxy.engine)
+            if r["kind"] != "question"] == [
+        ("My dog is called Rex.", "active"), ("My favourite color is green.", "retracted")]
+    assert "color is green" not in block and "] My dog is called Rex." in block, block
+
+
+@pytest.mark.parametrize("reply", [
+    "Forget it.", "Never mind.", "Scratch that, make it 14.", "Ignore that warning."])
+def test_what_drops_a_request_or_names_a_thing_is_no_take_back(reply: str) -> None:
+    from memory_core.extraction.reply import takes_back_last
+    assert not takes_back_last(reply)
