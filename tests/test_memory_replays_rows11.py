@@ -248,3 +248,35 @@ async def test_a_take_back_withdraws_the_message_before_it(
 def test_what_drops_a_request_or_names_a_thing_is_no_take_back(reply: str) -> None:
     from memory_core.extraction.reply import takes_back_last
     assert not takes_back_last(reply)
+
+
+# -- 222: a save order before the statement loses it ("Please remember my anniversary …") ---
+@pytest.mark.parametrize("text, subject", [
+    ("Please remember that my anniversary is on 12 May.", "anniversary"),
+    ("Please remember my anniversary is on 12 May.", "anniversary"),
+    ("Remember my wife's name is Ana.", "wife name"),
+    ("Can you remember that I have a dog named Xena", "dog named xena"),
+    ("Can you save to memory that my dog is named Xena", "dog"),
+    ("Can you remember that my passport expires in June?", "passport"),
+    ("Remind me that my passport expires in June.", "passport"),
+])
+def test_a_save_order_keeps_the_statement_after_it(text: str, subject: str) -> None:
+    # before: nothing, "Remember my wife's name …" keyed `remember wife name`
+    assert [(i.kind, i.subject, i.text) for i in extract(text)] == [("fact", subject, text)]
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("Remember to run the tests.", "constraint"), ("Please remember to add tests.", "constraint"),
+    ("Can you remember my name?", "question"),  # was nothing: now the question it asks
+    ("Do you remember that my passport expires in June?", "question"),
+])
+def test_a_reminder_to_act_or_a_question_about_memory_is_no_statement(
+        text: str, kind: str) -> None:
+    assert [i.kind for i in extract(text)] == [kind]
+
+
+async def test_a_statement_kept_by_a_save_order_reaches_another_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [
+        ("a", "Can you remember that I have a dog named Xena")], "What is my dog called?")
+    assert "] Can you remember that I have a dog named Xena" in block, block
