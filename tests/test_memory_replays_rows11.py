@@ -280,3 +280,22 @@ async def test_a_statement_kept_by_a_save_order_reaches_another_block(
     block = await asked_later(proxy, upstream, [
         ("a", "Can you remember that I have a dog named Xena")], "What is my dog called?")
     assert "] Can you remember that I have a dog named Xena" in block, block
+
+
+# -- 223: a request not to keep the message said as a wish ("I don't want this saved: …") -----
+@pytest.mark.parametrize("text", [
+    "I don't want this saved: my salary is 95000 EUR.",
+    "I don't want you to remember this, but my salary is 95000 EUR.",
+    "I don't want this kept in your memory. My salary is 95000 EUR.",
+    "Please remember that I don't want this saved: my salary is 95000 EUR.",
+])
+def test_a_wish_not_to_keep_the_message_yields_nothing(text: str) -> None:
+    # before: a negated fact keyed `want saved salary` holding the salary (the last form
+    # stored nothing only because the save order before it hid everything, row 222)
+    assert extract(text) == [], extract(text)
+
+
+@pytest.mark.parametrize("text", [
+    "I don't want this to be slow.", "I don't want that saved game deleted."])
+def test_a_wish_about_something_else_is_no_opt_out(text: str) -> None:
+    assert extract(text), text
