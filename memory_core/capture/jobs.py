@@ -24,12 +24,12 @@ from typing import Any
 from memory_core.capture import delegated, evidence
 from memory_core.capture.journal import CaptureJournal
 from memory_core.capture.redact import redact_text
-from memory_core.capture.reply import read_pick, read_reply
+from memory_core.capture.reply import read_pick, read_reply, take_back_last
 from memory_core.capture.tree import ChainKeyCache, message_text, spoken_text
 from memory_core.config import MemoryConfig
 from memory_core.errors import StoreError
 from memory_core.extraction.prepare import open_fence
-from memory_core.extraction.reply import is_assent, is_bare_answer
+from memory_core.extraction.reply import is_assent, is_bare_answer, takes_back_last
 from memory_core.extraction.worker import ExtractWorker
 from memory_core.items import branches
 from memory_core.items import writer as items_writer
@@ -313,7 +313,7 @@ class CaptureJobs:
             self._defer_extraction(tx, message_id, text, speaker)
             return
         if later and len(text) <= EXTRACT_MAX_CHARS and not self._has_items(text, speaker) \
-                and not (speaker == "user" and is_assent(text)):
+                and not (speaker == "user" and (is_assent(text) or takes_back_last(text))):
             return  # a backfill message the rules find nothing in: no job for it
         if defer and (later or len(text) > EXTRACT_MAX_CHARS
                       or self._owes(scope, message_id)):
@@ -346,7 +346,8 @@ class CaptureJobs:
             found = self.worker.take(message_id, text, speaker)
 
         if found is not None and not any(found) and not (
-                speaker == "user" and (is_assent(text) or is_bare_answer(text))):
+                speaker == "user" and (is_assent(text) or is_bare_answer(text)
+                                       or takes_back_last(text))):
             tx.extraction.done(message_id)  # nothing to store: no savepoint for it
             return
 
@@ -356,6 +357,10 @@ class CaptureJobs:
             chunks = found if found is not None else [
                 extract(chunk, speaker=speaker) for chunk in extract_chunks(text)]
             answer = None
+            if speaker == "user" and not any(chunks) and takes_back_last(text):
+                # "Scratch that." / "Just kidding.": the message before is withdrawn
+                take_back_last(tx, scope, message_id, name)
+                return
             if speaker == "user" and len(chunks) == 1 and not chunks[0]:
                 # "The editor one." after "Which font size did you mean …?"
                 pick = read_pick(tx, scope, message_id, text, name)

@@ -19,6 +19,10 @@ Two short replies mean nothing alone (:mod:`memory_core.extraction.reply`):
   user"); that one is superseded by it, the other stays (:func:`read_pick`). An answer
   naming neither, or both, changes nothing.
 
+- a **take-back** ("Scratch that.", "Ignore my last message.", "Just kidding.", 当我没说,
+  今のなし) withdraws what the same speaker's message before it stated: its active
+  items are retracted (:func:`take_back_last`); the message itself states nothing.
+
 The assistant message is read only when the user message could be such a reply (one
 path look-up and one message read), inside the capture job's transaction.
 """
@@ -120,3 +124,30 @@ def read_pick(tx: Tx, scope: Scope, message_id: int, text: str, speaker: str
                                      [r["subject"] or "" for r in live])
         return None if meant is None else (int(row["id"]), int(live[meant]["id"]))
     return None
+
+
+TAKE_BACK_REACH = 3
+"""Messages back along the thread's path (the take-back's own included) searched for
+the user message it takes back: past one assistant reply, never further."""
+
+
+def take_back_last(tx: Tx, scope: Scope, message_id: int, speaker: str) -> list[int]:
+    """Retract the active items stated in the user message that user message
+    ``message_id`` (a take-back: :func:`~memory_core.extraction.reply.takes_back_last`,
+    said by ``speaker``: ``""`` for the role alone) takes back: the nearest user
+    message before it on its thread's path, past at most one assistant reply. Only
+    that speaker's items; returns the ids retracted (none when no such message)."""
+    from memory_core.items.writer import retract_item
+
+    ids = tx.capture.path_ids(message_id)[-TAKE_BACK_REACH:-1]
+    rows = {int(r["id"]): r for r in tx.history.path_messages(ids)}
+    before = next((i for i in reversed(ids) if (r := rows.get(i)) is not None
+                   and r["msg_role"] == "user"), None)
+    if before is None:
+        return []
+    done: list[int] = []
+    for row in tx.item_writes.items_sourced_in(scope.tenant, scope.role, [before]):
+        if row["status"] == "active" and fields.speaker(row) == speaker.strip()[:64]:
+            retract_item(tx, int(row["id"]), f"taken back by the user in message {message_id}")
+            done.append(int(row["id"]))
+    return done

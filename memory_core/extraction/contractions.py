@@ -11,7 +11,8 @@ liking or loathing ("Love Python." as "I Love Python.", "Not a fan of Java." as 
 a fan of Java.", "Big fan of Rust." as "I'm a Big fan of Rust."), unless what follows
 points back at the conversation ("Love it!", "Hate that", "Love the colors") or the one
 spoken to ("Love you"), or "Love" is a noun (:data:`_LIKING`); "Prefer X over Y" and
-"Enjoy your weekend" are orders and wishes, never read so.
+"Enjoy your weekend" are orders and wishes, never read so; and the owner and verb of a
+profile's label lines ("Name: Priya" as "My Name is: Priya", :mod:`.profile`).
 The pipeline reads the restored text and :func:`original` maps what it quotes back to
 the user's spelling, so items stay verbatim.
 
@@ -22,6 +23,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+
+from memory_core.extraction import profile
 
 _CONTRACTED = re.compile(
     r"\b(?:(do|does|did|is|are|was|were|has|have|had|would|should|could|must|need|ai)(nt)"
@@ -72,6 +75,7 @@ def restore(text: str) -> tuple[str, frozenset[int]]:
     inserts = [(m.end(), "I ") for m in _LIKING.finditer(text) if not _opens_noun(text, m.end())]
     inserts += [(m.end(), "I'm a " if m.group("bare") is not None else "I'm ")
                 for m in _FAN.finditer(text)]
+    inserts += profile.inserts(text)
     if inserts:
         text, opened = _insert(text, sorted(inserts))
         restored, added = _apostrophes(text)

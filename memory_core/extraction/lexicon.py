@@ -611,17 +611,24 @@ _OH_NO = (r"oh\s+no(?![\s,;:-]+[^.!?]{0,60}?\b(?:is|are|'s|'re)\s+(?:actually\s+
 """Dismay ("Oh no, Jon!", "Oh no, the build broke"), unless a value restated after a
 present copula follows ("Oh no, the meeting is at 3, not 2", "Oh no, sorry, the deadline
 is Friday"): there "no," is the "No," of a correction, as before the filler knew "oh no"."""
-# Discourse openers that carry no content ("btw", "for the record", "heads up", "Cool,").
+# Discourse openers that carry no content ("btw", "for the record", "heads up", "Cool,"; an
+# idiom on "no" that denies nothing: "No doubt, …", "No kidding, …", "No wonder …").
 EN_FILLER = Lead(en(
     r"^(?:(?:" + _OH_NO + "|" + alt("also|and|but|so|ok|okay|oh|oh dear|uh oh|oh man|oh boy"
                      "|oh god|oh my god|omg|btw|by the way|fyi|ps|please note|note that"
                      "|remember that|keep in mind that|keep in mind|just so you know"
                      "|for the record|for context|as i said|as i mentioned|like i said|sorry"
                      "|hmm|um|anyway|alright|then|plus|one more thing|honestly|frankly"
-                     "|personally"
+                     "|personally|no doubt|no kidding|no joke|no lie|no wonder|no offense"
+                     "|no offence|no worries|no problem"
                      "|tbh|fwiw|imo|in general|generally|basically|heads up") + r")\b[\s,:;-]*"
     r"|(?:cool|great|nice|perfect|sounds\sgood|yes|yeah|yep|sure|fine|right|got\sit|thanks"
     r"|thank\syou|agreed|noted|makes\ssense)\s*[,!.]\s*|(?:e\.g|i\.e)\.\s*"
+    # a save order before the statement it keeps ("Please remember my anniversary is …",
+    # "Can you remember that I have a dog named Xena", "Remind me that my passport …")
+    r"|(?:(?:please|pls|can\s+you|could\s+you|would\s+you|will\s+you)\s+)?(?:remember"
+    r"|remind\s+me|keep\s+in\s+mind|save\s+(?:this\s+|it\s+)?(?:to|in)\s+(?:your\s+)?memory)"
+    r"(?:\s+that)?(?:\s*[,:]\s*|\s+)(?=(?:my|our|i|i'm|i've|i'd|we|we're|we've|the)\b)"
     # "Well, …", "Well I think …", but "Well water is safe here" is about a well
     r"|well(?:\s*[,!.:;-]\s*|\s+(?=(?:i|i'm|i've|i'd|we|we're|we've|you|it|it's|that|this|so"
     r"|then|my|our|actually|anyway|yes|no)\b))"
@@ -631,7 +638,7 @@ EN_FILLER = Lead(en(
    "also and but so ok okay oh uh omg btw by fyi ps please note remember keep just for as like "
    "sorry hmm um well anyway alright then plus one honestly frankly personally tbh fwiw imo in "
    "generally basically heads cool great nice perfect sounds yes yeah yep sure fine right got "
-   "thanks thank agreed noted makes e i")
+   "thanks thank agreed noted makes e i no pls can could would will remind save")
 # Greetings, thanks and acknowledgements: what chat users send between real turns.
 _EN_SMALL_TALK_PHRASES = ("thanks|thank you|thx|ty|ok|okay|k|kk|cool|nice|great|awesome|perfect"
                      "|got it|sure|yes|yeah|yep|yup|no|nope|lol|haha|hmm|hm|hi|hello|hey|hi there"

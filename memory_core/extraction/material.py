@@ -12,6 +12,9 @@ at all:
   "The email reads:", "The README says '…'", "My boss emailed me:", "Dana wrote: '…'"
   (another person's message passed on), 这是我找到的网页：, 上面写着,
   以下は見つけたページです：, ページにはこう書いてあります：;
+* a request that sets a task on the text after its colon ("Translate to French:",
+  "Proofread this:", 翻译成英文：, :mod:`.text_task`): the text is handed over to be
+  worked on;
 * a title line that names where the text below comes from: "From the httpkit
   README:", "Pasted from Slack:", "Vendor note pasted:", "Release notes v3.0:" (a
   bare title only for release, patch or upgrade notes and a versioned changelog:
@@ -45,6 +48,7 @@ from __future__ import annotations
 import re
 
 from memory_core.extraction.cue import lacks
+from memory_core.extraction.text_task import TASK_CJK, TASK_EN, TASK_EN_NEEDLES
 from memory_core.extraction.titled_request import own_request
 
 MATERIAL = "\ue001"
@@ -244,7 +248,10 @@ def _lead_start(scan: str, lo: int, hi: int, *, presenter: bool) -> int | None:
         low = window.lower()  # the gates (issue 28): a pattern runs only with a needle
         if not lacks(window, _ADOPT_EN_NEEDLES, low) and _ADOPT_EN.search(window):
             return None
-        m = None
+        m = TASK_EN.search(window) if presenter and not lacks(
+            window, TASK_EN_NEEDLES, low) else None
+        if m is not None:
+            return lo + m.start()
         if not lacks(window, _SAY_EN_NEEDLES, low):
             m = _SAYER_EN.search(window)
         if m is None and not lacks(window, _SENDER_EN_NEEDLES, low):
@@ -256,6 +263,9 @@ def _lead_start(scan: str, lo: int, hi: int, *, presenter: bool) -> int | None:
         return None if m is None else lo + m.start()
     if _ADOPT_CJK.search(window) or _ADOPT_EN.search(window):
         return None
+    m = TASK_CJK.search(window) if presenter else None
+    if m is not None:
+        return lo + m.start()
     m = _WRITTEN_CJK.search(window)
     if m is None and presenter:
         m = _PRESENT_CJK.search(window)

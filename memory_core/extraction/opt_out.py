@@ -2,7 +2,7 @@
 
 "Don't remember this, but my salary is 95000 EUR.", "Off the record: I'm interviewing
 at Globex.", "Don't save this to your memory: …", "Please make sure not to save this:
-…", 这个别记：…, 以下内容不要记录, これは覚えないで、…, ここだけの話…: the user tells the
+…", "I don't want this saved: …", 这个别记：…, 以下内容不要记录, これは覚えないで、…, ここだけの話…: the user tells the
 memory what it must not keep. The message stays in the evidence log (a conversation's
 raw history is never edited) but yields no item, so none of its statements reaches
 another conversation's block.
@@ -35,6 +35,11 @@ _EN_THIS: Final = (r"(?:this|that|it|any\s+of\s+(?:this|that)|what\s+i'?m\s+(?:a
 EN_OPT_OUT: Final = re.compile(
     rf"\b{_EN_NOT}{_EN_KEEP}{_EN_THIS}(?:\s+(?:down|(?:in|to|into)\s+(?:your\s+)?"
     r"(?:long[- ]term\s+)?(?:memory|memories|notes)))?\s*(?=[,.;:!\u2014\u2013-]|\bbut\b|$)"
+    # "I don't want this saved: …", "I don't want you to remember this"
+    rf"|\b(?:don'?t|do\s+not)\s+want\s+(?:you\s+to\s+{_EN_KEEP}{_EN_THIS}|{_EN_THIS}\s+"
+    r"(?:saved|stored|remembered|kept|recorded|memori[sz]ed|noted(?:\s+down)?"
+    r"|written\s+down))(?:\s+(?:down|(?:in|to|into)\s+(?:your\s+)?(?:long[- ]term\s+)?"
+    r"(?:memory|memories|notes)))?\s*(?=[,.;:!\u2014\u2013-]|\bbut\b|$)"
     r"|(?:(?:^|[.!?;:(\n])\s*|\b(?:this|that|it|all\s+(?:of\s+)?this)\s*(?:is|'s|stays|remains)\s+)"
     r"(?:strictly\s+|completely\s+|totally\s+)?off\s+the\s+record\s*(?=[,.;:!?\u2014\u2013-]|$)",
     re.I | re.M)
@@ -43,8 +48,8 @@ ZH_OPT_OUT: Final = re.compile(
     r"(?:记|记住|记下来?|记录|保存|存)"
     r"|(?:别|不要|不用|无需|请勿)(?:记住|记下|记录|保存)(?:这个|这件事|这条|这些|下面的话|以下内容)"
     r"|私下说|不要记到记忆里|别记到记忆里")
-_EN_NEEDLES: Final = ("remember", "save", "store", "memori", "record", "keep", "note", "write",
-                      "add", "put")
+_EN_NEEDLES: Final = ("remember", "save", "store", "memori", "record", "keep", "kept", "note",
+                      "write", "writ", "add", "put")
 """Every :data:`EN_OPT_OUT` match holds one of these (an ``_EN_KEEP`` verb, or "record")."""
 JA_OPT_OUT: Final = re.compile(
     r"(?:これ|この話|この件|以下|今から言うこと)(?:は|を)?(?:覚えないで|記憶しないで|メモしないで"

@@ -362,6 +362,23 @@ def _has_content(text: str) -> bool:
     return _CONTENT.search(text.replace(MASK, "")) is not None
 
 
+_SAVE_ORDER = re.compile(r"\b(?:remember|remind\s+me|keep\s+in\s+mind|memory)(?:\s+that)?"
+                         r"[\s,:]*$", re.I)
+"""A save order asked as a question before the statement it keeps ("Can you remember
+that my passport expires in June?", stripped as a lead by ``lexicon.EN_FILLER``)."""
+_CLAUSE = re.compile(r"^\s*(?:i|we|i'm|we're|i've|we've)\b|\b(?:is|are|was|were)\b|'s\s",
+                     re.I)
+
+
+def _saves(lead: str, rest: str) -> bool:
+    """Whether ``lead`` (the words stripped before ``rest``) is a save order
+    (:data:`_SAVE_ORDER`) and ``rest`` the statement it keeps, led by "that" or a clause
+    (:data:`_CLAUSE`): the statement is the user's, no question ("Can you remember my
+    name?" asks)."""
+    m = _SAVE_ORDER.search(lead)
+    return m is not None and (" that" in m.group().lower() or _CLAUSE.search(rest) is not None)
+
+
 def _is_question(rest: str, lang: str) -> bool:
     tail = rest.rstrip(_QUESTION_TRAILERS)
     if tail.endswith("?"):
@@ -1095,7 +1112,8 @@ class _Message:
                 # instead": the clause before says what happened, it revises nothing
                 self.instead_at = body + tail.start()
             correction = True  # "Let's use MySQL instead." (but not "Never X, use Y instead")
-        question = forced == "question" or _is_question(rest, lang)
+        question = forced == "question" or (_is_question(rest, lang) and not (
+            lang == "en" and _saves(sc[a:body], rest)))
         if self.speaker == "assistant":
             c = _build(sc, a, body, b, lang, question, toks=toks)
             verdict = rules.proposal(c)

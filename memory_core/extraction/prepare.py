@@ -647,6 +647,19 @@ def with_emphasis(text: str, part: str) -> str:
     return part
 
 
+_ASIDE = re.compile(r"(?:^|(?<=[.!?:])[ \t]+|(?<=^[ \t]))\((?=[A-Za-z])([^()\n]*[A-Za-z][^()\n]*"
+                    r"\s[^()\n]*)\)(?=[ \t]*(?:$|[A-Z(]))", re.M)
+"""A sentence said as an aside, wrapped whole in parentheses where a sentence may start
+("Can you suggest a recipe? (I'm vegan, by the way.)", "(btw my name is Priya)"): the
+brackets are no words, so the statement inside reads as if typed without them."""
+
+
+def _unbracket(scan: str, chars: list[str]) -> None:
+    """Blank the parentheses of each :data:`_ASIDE` to spaces."""
+    for m in _ASIDE.finditer(scan):
+        chars[m.start(1) - 1] = chars[m.end(1)] = " "
+
+
 def _blank(chars: list[str], start: int, end: int) -> None:
     for i in range(start, end):
         if chars[i] != "\n":
@@ -714,7 +727,7 @@ def prepare(text: str) -> str:
     if "\n" in scan:  # a pasted block shown only to ask about it ("which of these …?")
         fiction += asked_about_spans(scan)
     if not machine and not client and not fiction and not _MAY_MASK.search(scan) \
-            and "*" not in scan and "__" not in scan:
+            and "*" not in scan and "__" not in scan and "(" not in scan:
         # plain prose: nothing to mask
         return scan.translate(_APOSTROPHES) if "\u2019" in scan else scan
     chars = list(scan)
@@ -728,6 +741,8 @@ def prepare(text: str) -> str:
             _blank(chars, m.start(), m.end())
     if "*" in scan or "__" in scan or "~~" in scan:
         _unemphasise(scan, chars)
+    if "(" in scan:
+        _unbracket(scan, chars)
     if "://" in scan:
         for m in _URL.finditer(scan):
             _blank(chars, m.start(), m.start() + len(m.group().rstrip(".,;:!?)]}'\"")))

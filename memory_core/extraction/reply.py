@@ -185,3 +185,41 @@ def named_candidate(text: str, head: str, subjects: list[str]) -> int | None:
         return None
     named = [i for i, s in enumerate(subjects) if words <= set(s.lower().split()) - head_words]
     return named[0] if len(named) == 1 else None
+
+
+_TAKE_BACK_MAX: Final = 80
+_EN_TAKE_BACK: Final = re.compile(
+    r"(?:(?:oh|oops|sorry|wait|actually|no|nah|hmm|ok|okay|lol|haha|never\s*mind)\W+)*"
+    r"(?:scratch\s+that|strike\s+that|i\s+take\s+(?:that|it)\s+back"
+    r"|(?:ignore|disregard|forget)\s+(?:that|my\s+(?:last|previous)\s+message"
+    r"|what\s+i\s+(?:just\s+)?(?:said|wrote))"
+    r"|forget\s+(?:that\s+)?i\s+(?:just\s+)?said\s+(?:that|it)"
+    r"|just\s+(?:kidding|joking)|jk|j/k|(?:that|it)\s+was\s+a\s+joke|not\s+really"
+    r"|delete\s+that(?:\s+from\s+(?:your\s+)?memory)?)"
+    r"(?:\W+(?:please|pls|lol|haha|sorry|though))*\W*", re.I)
+"""A whole message that takes back the user's message before it without naming what it
+said ("Scratch that.", "Ignore my last message.", "Just kidding.", "I take that back").
+"Forget it" and "Never mind" alone are left out: they drop a request as often as a
+statement."""
+_CJK_TAKE_BACK: Final = re.compile(
+    r"(?:刚才|剛才|上一条|上一條|前面)?(?:说的|說的|那句|那条|那條)?(?:不算|作废|作廢)(?:了)?"
+    r"|当我没说|當我沒說|开玩笑的|開玩笑的|开个玩笑|開個玩笑|忽略(?:我)?(?:刚才|剛才|上一条|上一條)"
+    r"(?:的)?(?:消息|话|話|那句)?"
+    r"|今の(?:は)?(?:なし|無し|取り消し|取り消して|忘れて)|さっきの(?:は)?(?:冗談|なし|取り消し)"
+    r"|冗談(?:です|だよ)?")
+"""The same in Chinese and Japanese: 刚才说的不算, 当我没说, 开玩笑的, 今のなし, 冗談です."""
+_CJK_TAKE_BACK_END: Final = re.compile(r"[\s。！!？?～~、,，哈]*")
+
+
+def takes_back_last(text: str) -> bool:
+    """Whether all of ``text`` (one user message) takes back the user's message before
+    it (:data:`_EN_TAKE_BACK`, :data:`_CJK_TAKE_BACK`): its statements are then
+    withdrawn (:func:`memory_core.capture.reply.take_back_last`)."""
+    if len(text) > _TAKE_BACK_MAX:
+        return False
+    words = text.strip().replace("\u2019", "'")
+    if _EN_TAKE_BACK.fullmatch(words):
+        return True
+    m = _CJK_TAKE_BACK.match(words)
+    return m is not None and m.end() > 0 and _CJK_TAKE_BACK_END.fullmatch(words, m.end()) \
+        is not None

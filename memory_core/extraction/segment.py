@@ -8,7 +8,9 @@ boundary (``_RUN_ON``: "…base image Can you…", "…还没批下来 备份脚
 ``.``/``!``/``?`` ends one only when whitespace, a CJK character or the line end
 follows, so "3.5",
 "v1.2.3", "config.py" and URLs stay whole; "e.g." and "i.e." never end one; "etc.",
-"a.m." end one only before a capital. A semicolon followed by a space ends a clause
+"a.m." end one only before a capital; an initialism ("U.S.", "Ph.D.") and an ellipsis
+do not end one before a lowercase word or digit, nor an ellipsis after a word a clause
+cannot end on ("I live in... Berlin."). A semicolon followed by a space ends a clause
 ("We use Postgres; the port is 5433" holds two statements). Material the user presents
 from a source (``material``: "Here is the page I found: '…'") is a sentence of its
 own, so the user's words around it never quote it. List markers ("- ", "1. ",
@@ -47,6 +49,12 @@ _CLOSERS = set("\"')]}”’」』）】》")
 _NEVER_SPLIT = {"e.g", "i.e", "eg", "ie", "vs", "cf", "approx", "incl", "esp", "viz", "mr", "mrs",
                 "ms", "dr", "prof", "st", "jr", "sr", "fig", "al", "dept", "est", "ca", "resp"}
 _SPLIT_BEFORE_CAPITAL = {"etc", "a.m", "p.m", "inc", "ltd", "co"}
+_OPEN_BEFORE_ELLIPSIS = {
+    "is", "are", "was", "were", "am", "be", "in", "at", "to", "on", "of", "for", "from",
+    "with", "by", "the", "a", "an", "my", "our", "your", "his", "her", "their", "and",
+    "or", "but", "like", "hmm", "hm", "um", "umm", "uh", "uhh", "er", "erm", "well"}
+"""Words an ellipsis cannot close a clause on: a pause inside the clause ("My favourite
+band is... hmm... Radiohead.") is no sentence end."""
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uff66-\uff9f]")
 _CJK_CLASS = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uff66-\uff9f"
 _RUN_ON = re.compile(
@@ -82,8 +90,17 @@ def _ends_sentence(text: str, scan: str, a: int, b: int, line_end: int, floor: i
         return False
     if scan[a:b] == ";":
         return True
+    k = j
+    while k < line_end and scan[k].isspace():
+        k += 1
+    follows = scan[k] if k < line_end else ""
+    if scan[a:b] == "..." and (follows.islower() or _word_before(scan, a, floor)
+                               in _OPEN_BEFORE_ELLIPSIS):
+        return False  # "I live in... Berlin.", "I moved to Berlin... and I love it."
     if scan[a] == "." and b - a == 1:
         word = _word_before(scan, a, floor)
+        if "." in word.strip(".") and (follows.islower() or follows.isdigit()):
+            return False  # "I moved to the U.S. in 2019.", "I have a Ph.D. in chemistry."
         if word in _NEVER_SPLIT or (len(word) == 1 and word.isalpha() and scan[a - 1].isupper()):
             return False
         if word in _SPLIT_BEFORE_CAPITAL:

@@ -107,7 +107,16 @@ def en_key(phrase: str, *, action: bool = False) -> str | None:
             break
         head.append(tok)
     words = [t for t in head if t not in _EN_STOP]
+    if words and ADDRESSEE in head[:head.index(words[0])]:
+        # "Your name is Max.": the assistant's name, never the user's "name"
+        return " ".join([ADDRESSEE, *words[-3:]])
     return " ".join(words[-4:]) or None
+
+
+ADDRESSEE = "your"
+"""The first word of a key whose thing is the assistant's ("Your name is Max." keys
+``your name``): :func:`memory_core.items.supersession.subjects_match` never matches it
+with a key of the user's own thing."""
 
 
 _ZH_LEAD = re.compile(

@@ -31,6 +31,7 @@ from memory_core.extraction.replacement import (
 )
 from memory_core.extraction import shapes
 from memory_core.extraction.retraction import RULE_NOUNS
+from memory_core.extraction.subject import ADDRESSEE
 from memory_core.extraction.units import CJK_UNITS, UNITS, unit_class
 from memory_core.items.aliases import fold_aliases
 from memory_core.items.fields import data_of
@@ -50,17 +51,23 @@ _WORD_RUN = re.compile(r"\w+")
 _LATIN_RUN = re.compile(r"[A-Za-z0-9]+")
 
 
+_ADDRESSED = ADDRESSEE + " "
+
+
 def subjects_match(a: str | None, b: str | None) -> bool:
     """True when two normalised subjects name the same thing (equal, or one contains
     the other as whole words / CJK substring, the shorter ≥ 2 characters), British and
     American spellings folded (:func:`~memory_core.items.spelling.fold`: "favourite
     colour" / "favorite color"), and two names of one thing
     (:func:`~memory_core.items.aliases.fold_aliases`: "ci" / "continuous integration",
-    "mom" / "mother", 数据库 / "db")."""
+    "mom" / "mother", 数据库 / "db"); never a key of the assistant's thing
+    (:data:`~memory_core.extraction.subject.ADDRESSEE`) with one of the user's."""
     if not a or not b:
         return False
     if a == b:
         return True
+    if a.startswith(_ADDRESSED) != b.startswith(_ADDRESSED):
+        return False  # the assistant's name is not the user's
     a, b = fold_aliases(fold(a)), fold_aliases(fold(b))
     if a == b:
         return True
