@@ -807,6 +807,18 @@ _PAST = (r"\s(?:(?:just|recently|finally|first|once|briefly|ever|really|actually
          r"|was|were)\b")
 """A past verb, perhaps after an adverb ("just moved", "only ever shipped"): "we only
 …" or "we never …" before it tells what happened."""
+EN_NARRATED_INSTEAD = re.compile(
+    r"(?:^|[,;])\W*(?:(?:and|but|so|then)\s+)?(?:i|we)"
+    r"(?:\s+(?:just|then|also|finally|ended\s+up))?"
+    r"(?!\s(?:just\s)?(?:switched|moved|changed|chose|picked|decided|opted|settled|migrated"
+    r"|replaced|adopted|swapped|selected|used|went\s+with|went\s+for|stuck|standardi[sz]ed"
+    r"|ported|converted|was|were|had|did)\b)" + _PAST + r"[^,;]*\binstead\s*[.!]*$", re.I)
+"""The speaker telling what they did in place of something, in the simple past, in the
+last clause (``search``): "It poured, so I skipped my run and watched a documentary
+instead", "we took a taxi instead". One thing that happened, not the revision of a
+statement that a closing "instead" makes of a choice or a value ("Let's use MySQL
+instead", "I'll take the train instead", "We switched to Vim instead", "We went with
+Redis instead")."""
 _FAILING = (r"(?:remember|forget|forgets|listen|understand|learn|notice|ignore|miss|mess"
             r"|screw|hallucinate|confuse|mix|lose|get\s(?:it|this|that|anything|things|my|me)"
             r"|pay\sattention|read\s(?:what|my)|do\s(?:this|that|it|what)"
