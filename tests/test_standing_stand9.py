@@ -1,6 +1,7 @@
 """Standing items read from structure, second round on standdev5's errors (issue 24,
 branch stand9): a closing "instead" after what the speaker did (one event, no
-revision). The sentences are written here, not taken from a labelled set; each group
+revision), and a decision label with a qualifier ("Decision made:", "Final
+decision:", 最終決定：). The sentences are written here, not taken from a labelled set; each group
 has controls that must keep their verdict."""
 
 from __future__ import annotations
@@ -40,3 +41,24 @@ REVISED_INSTEAD = [
 def test_a_choice_or_value_given_instead_still_revises(text: str) -> None:
     assert any(i.correction for i in extract(text)), extract(text)
     assert_stands(text)
+
+
+DECISION_LABELS = [
+    "Decision made: Postgres, not MySQL, for the billing service.",
+    "Final decision: we release on Tuesdays.",
+    "Our decision: Grafana over Datadog for dashboards.",
+    "最終決定：ダッシュボードは Grafana。",
+    "Team decision: no deploys after 4pm.",  # these two stood before: controls
+    "最终决定：用 Postgres。",
+]
+
+
+@pytest.mark.parametrize("text", DECISION_LABELS)
+def test_a_decision_label_with_a_qualifier_leads_a_decision(text: str) -> None:
+    decisions = [i for i in extract(text) if i.kind == "decision"]
+    assert decisions, extract(text)
+    assert_stands(text)
+
+
+def test_a_decision_label_needs_its_colon() -> None:
+    assert not [i for i in extract("Decision made, let's move on.") if i.kind == "decision"]

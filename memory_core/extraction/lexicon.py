@@ -33,7 +33,9 @@ TASK_LABELS: dict[str, str] = {
                              "|やること|残タスク|タスク"), "todo"),
     **dict.fromkeys(phrases("blocked|blocker|blockers|blocking|阻塞|受阻|卡住|障碍|ブロック"
                              "|ブロッカー|ブロック中"), "blocked"),
-    **dict.fromkeys(phrases("decision|decisions|decided|决定|决策|決定|決定事項"), "decision"),
+    **dict.fromkeys(phrases("decision|decisions|decided|决定|决策|決定|決定事項"
+                             "|decision made|decision taken|final decision|our decision"
+                             "|team decision|the decision|最终决定|最終決定"), "decision"),
 }
 TASK_LABEL = re.compile(
     r"^(?:\*\*|__)?\[?(?P<label>" + alt("|".join(TASK_LABELS)) + r")\]?"
