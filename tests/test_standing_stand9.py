@@ -1,8 +1,9 @@
 """Standing items read from structure, second round on standdev5's errors (issue 24,
 branch stand9): a closing "instead" after what the speaker did (one event, no
-revision), and a decision label with a qualifier ("Decision made:", "Final
-decision:", 最終決定：). The sentences are written here, not taken from a labelled set; each group
-has controls that must keep their verdict."""
+revision); a decision label with a qualifier ("Decision made:", "Final decision:",
+最終決定：); an order said to hold "Ever." apart, and "don't bother doing" as an order.
+The sentences are written here, not taken from a labelled set; each group has
+controls that must keep their verdict."""
 
 from __future__ import annotations
 
@@ -62,3 +63,35 @@ def test_a_decision_label_with_a_qualifier_leads_a_decision(text: str) -> None:
 
 def test_a_decision_label_needs_its_colon() -> None:
     assert not [i for i in extract("Decision made, let's move on.") if i.kind == "decision"]
+
+
+EVER_AFTER = [
+    "Don't add emojis to commit messages. Ever.",
+    "Don't paste secrets into the chat. Not ever.",
+    "Never force-push to main. Ever!",
+    "Don't bother writing docstrings for the one-off scripts in /tmp. Ever.",
+    "Never bother adding type hints to the test helpers.",
+]
+
+
+@pytest.mark.parametrize("text", EVER_AFTER)
+def test_an_order_said_to_hold_ever_stands(text: str) -> None:
+    items = extract(text)
+    assert [i for i in items if i.kind == "constraint"], items
+    assert_stands(text)
+    assert all(i.subject for i in items), items  # "Ever." is no item of its own
+
+
+@pytest.mark.parametrize("text", [
+    "Don't bother writing docstrings for the one-off scripts in /tmp.",  # one-off
+    "Don't bother, I'll do it myself.",
+    "Do you ever use tabs? Not really.",
+])
+def test_an_order_without_ever_stays_one_off(text: str) -> None:
+    assert_none_stands(text)
+
+
+def test_ever_after_a_question_is_its_answer() -> None:
+    items = extract("Did you ever deploy on a Friday? Never.")
+    assert any(i.kind == "question" for i in items), items
+    assert all("Friday? Never" not in i.text for i in items), items

@@ -764,15 +764,16 @@ EN_SOFTENER = Cue(en(r"\b(?:if possible|ideally|preferably|if you can|where poss
 """An instruction softened like this is a preference, not a rule."""
 
 # Constraints (issue 3: always / never / must / don't / do not / make sure). Prohibitions
-# first; "don't worry", "don't forget to" and friends are not prohibitions.
+# first; "don't worry", "don't forget to" and friends are not prohibitions, nor is a bare
+# "don't bother" ("Don't bother, I'll do it"); "don't bother writing tests …" is one.
 EN_NEG_IMPERATIVE = Lead(en(
     r"^(?:(?:please|pls|and|but|so|also|just|then|kindly)\s+)*(?:never(?:\sever)?|don't|dont"
     r"|do\snot|avoid|stop|quit|no\slonger|under\sno\scircumstances|whatever\syou\sdo,?\sdon't"
     r"|(?:there's\s|there\sis\s)?no\s(?:need|reason)\s(?:for|to)\b(?!\s+(?:apologi[sz]e|apology"
     r"|apologies|thank|thanks|rush|hurry|panic|stress|feel|be\s+(?:so\s+|too\s+)?(?:sorry"
     r"|afraid|scared|worried|nervous|ashamed|embarrassed|sad|upset|hard\s+on))\b))\b"
-    r"(?!\s+(?:worry|know|think|care|mind|hesitate|bother|remember|understand|see|get\sme"
-    r"|forget))"
+    r"(?!\s+(?:worry|know|think|care|mind|hesitate|bother(?!\s+(?:[a-z]{2,}ing|with)\b)|remember"
+    r"|understand|see|get\sme|forget))"
 ), "please pls kindly just also and but so then now never don't dont do avoid stop quit no "
    "under whatever there's there")
 EN_POS_IMPERATIVE = Lead(en(
