@@ -1,7 +1,8 @@
 """Standing items read from structure, second round on standdev5's errors (issue 24,
 branch stand9): a closing "instead" after what the speaker did (one event, no
 revision); a decision label with a qualifier ("Decision made:", "Final decision:",
-最終決定：); an order said to hold "Ever." apart, and "don't bother doing" as an order.
+最終決定：); an order said to hold "Ever." apart, and "don't bother doing" as an order; a
+series label after one qualifying word ("Experiment run 23:", 実験 Run 23：).
 The sentences are written here, not taken from a labelled set; each group has
 controls that must keep their verdict."""
 
@@ -95,3 +96,26 @@ def test_ever_after_a_question_is_its_answer() -> None:
     items = extract("Did you ever deploy on a Friday? Never.")
     assert any(i.kind == "question" for i in items), items
     assert all("Friday? Never" not in i.text for i in items), items
+
+
+QUALIFIED_SERIES = [
+    "Experiment run 23: lr 1e-4, accuracy 91.2%.",
+    "Load-test round 4: p99 220 ms at 500 rps.",
+    "実験 Run 23：学習率 1e-4、精度 91.2%。",
+    "实验 Run 23：学习率 1e-4，准确率 91.2%。",
+]
+
+
+@pytest.mark.parametrize("text", QUALIFIED_SERIES)
+def test_a_qualified_series_label_names_one_of_a_series(text: str) -> None:
+    items = extract(text)
+    assert any(i.value is not None for i in items), items
+    assert_none_stands(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Node version 18 is required for this repo.",   # no colon: the version is the value
+    "Python version 3: always use f-strings.",      # a rule that says it lasts
+])
+def test_a_qualified_series_word_without_a_series_keeps_its_verdict(text: str) -> None:
+    assert_stands(text)

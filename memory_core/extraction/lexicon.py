@@ -137,10 +137,14 @@ about code and "Change my favourite colour scheme to dark" names no "colour"."""
 # a number, a counter and 目 say "the Nth"). A Han word before a number and a colon is
 # not one: "预算是5000：" states a value.
 _CJK_WORD = "\u30a0-\u30ff\u4e00-\u9fff"
+_SERIES_WORDS = (r"(?i:step|phase|stage|run|attempt|iteration|epoch|trial|round|experiment"
+                 r"|ticket|issue|item|task|part|test|case|job|build|sprint|milestone|version"
+                 r"|option|point)")
 ORDINAL_LABEL = re.compile(
-    r"(?P<word>(?i:step|phase|stage|run|attempt|iteration|epoch|trial|round|experiment|ticket"
-    r"|issue|item|task|part|test|case|job|build|sprint|milestone|version|option|point))"
+    r"(?P<word>" + _SERIES_WORDS + r")"
     r"\s*#?(?P<num>\d+[a-z]?)\b(?![.,:]\d)\s*[:.)\]–—-]?\s*"
+    r"|(?:[A-Za-z][\w-]{1,15}|[" + _CJK_WORD + r"]{1,6})[ \t]*(?P<word3>" + _SERIES_WORDS
+    + r")[ \t]*#?(?P<num4>\d+[a-z]?)[ \t]*[:：][ \t]*"
     r"|(?P<word2>[A-Za-z][A-Za-z-]{1,15})\s*#?(?P<num2>\d+[a-z]?)\s*:\s+"
     r"|[#(]?(?P<num3>\d{1,3})[.)]\s+(?=[^\d\s])"
     r"|(?P<cjk>第[0-9一二三四五六七八九十]+[步条项轮次个回]|步骤\s*[0-9]+|ステップ\s*[0-9]+"
@@ -150,7 +154,9 @@ ORDINAL_LABEL = re.compile(
     r"|[\u30a0-\u30ff]{1,12}\s*[0-9０-９]+(?=\s*[:：]))\s*[:：、.)）]?\s*"
     r"|(?P<cjk2>(?:(?![的是在])[\u3400-\u9fff\u30a0-\u30ff]){1,6}\s*[0-9]+)\s*[:：]\s*")
 """…and, like "Trial 5: …" in English, any short CJK word with a number before a colon
-("試行5：", "实验3：", "ケース2:"): a named member of a series."""
+("試行5：", "实验3：", "ケース2:"): a named member of a series. One word may qualify a
+series word before a colon ("Experiment run 23:", "Load-test round 4:", 実験 Run 23：);
+without the colon it may be the subject ("Node version 18 is required")."""
 
 
 def ordinal_label(m: re.Match[str]) -> str:
@@ -160,8 +166,8 @@ def ordinal_label(m: re.Match[str]) -> str:
         return "".join((m.group("cjk") or m.group("cjk2")).split())
     if m.group("num3"):
         return "#" + m.group("num3")
-    word = m.group("word") or m.group("word2")
-    return f"{word.lower()} {m.group('num') or m.group('num2')}"
+    word = m.group("word") or m.group("word2") or m.group("word3")
+    return f"{word.lower()} {m.group('num') or m.group('num2') or m.group('num4')}"
 
 
 EN_FROM_NOW = (r"(?:from\s+now\s+on|going\s+forward|moving\s+forward|henceforth|hereafter"
