@@ -2,7 +2,8 @@
 branch stand9): a closing "instead" after what the speaker did (one event, no
 revision); a decision label with a qualifier ("Decision made:", "Final decision:",
 最終決定：); an order said to hold "Ever." apart, and "don't bother doing" as an order; a
-series label after one qualifying word ("Experiment run 23:", 実験 Run 23：).
+series label after one qualifying word ("Experiment run 23:", 実験 Run 23：); a number
+reported "since the last update".
 The sentences are written here, not taken from a labelled set; each group has
 controls that must keep their verdict."""
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from memory_core.extraction import extract
-from tests.standing_helpers import assert_none_stands, assert_stands
+from tests.standing_helpers import assert_none_stands, assert_stands, kept_but_not_standing
 
 NARRATED_INSTEAD = [
     "The train was late, so I took a taxi instead.",
@@ -119,3 +120,16 @@ def test_a_qualified_series_label_names_one_of_a_series(text: str) -> None:
 ])
 def test_a_qualified_series_word_without_a_series_keeps_its_verdict(text: str) -> None:
     assert_stands(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Since the last update the app logs me out every ten minutes.",
+    "Ever since the upgrade, the build takes 14 minutes.",
+    "Since our last deploy the dashboard loads in 9 seconds.",
+])
+def test_what_a_change_brought_is_a_reading(text: str) -> None:
+    kept_but_not_standing(text)
+
+
+def test_a_limit_set_since_a_change_still_stands() -> None:
+    assert_stands("Since the last release, keep the timeout at 30 s.")
