@@ -3,7 +3,7 @@ branch stand9): a closing "instead" after what the speaker did (one event, no
 revision); a decision label with a qualifier ("Decision made:", "Final decision:",
 最終決定：); an order said to hold "Ever." apart, and "don't bother doing" as an order; a
 series label after one qualifying word ("Experiment run 23:", 実験 Run 23：); a number
-reported "since the last update".
+reported "since the last update"; an age before "and …" ("She's 2 and already …").
 The sentences are written here, not taken from a labelled set; each group has
 controls that must keep their verdict."""
 
@@ -133,3 +133,16 @@ def test_what_a_change_brought_is_a_reading(text: str) -> None:
 
 def test_a_limit_set_since_a_change_still_stands() -> None:
     assert_stands("Since the last release, keep the timeout at 30 s.")
+
+
+@pytest.mark.parametrize("text", [
+    "She's 2 and already runs the house.",
+    "He's 7 now and loves dinosaurs.",
+    "She is 3 and already reads.",
+])
+def test_an_age_told_before_more_about_its_bearer_is_no_fixed_number(text: str) -> None:
+    kept_but_not_standing(text)
+
+
+def test_a_limit_before_and_still_stands() -> None:
+    assert_stands("The limit is 5 and never more.")

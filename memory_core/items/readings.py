@@ -98,7 +98,7 @@ _KIN = (r"(?:daughter|son|kid|child|children|baby|boy|girl|twins|dog|cat|puppy|k
 
 AGE = re.compile(r"\b\d+[- ](?:day|week|month|year)s?[- ]old\b|\d+\s*(?:岁|歳)"
                  r"|\b(?:i|you|he|she|they|we)(?:'m|'re|'s|\s+am|\s+are|\s+is|\s+was|\s+were)"
-                 r"\s+\d+(?=\s*(?:$|[,.;:!?)]))"
+                 r"\s+\d+(?=\s*(?:$|[,.;:!?)]|(?:now|and|already|years?|today)\b))"
                  r"|\bturn(?:s|ed|ing)?\s+\d+(?=\s*(?:$|[,.;:!?)]|(?:next|this|on|in|today"
                  r"|tomorrow|soon|and|years?)\b))"
                  r"|\b(?:my|our|his|her|their|(?-i:[A-Z])\w*'s)\s+(?:\w+\s+)?" + _KIN
@@ -107,8 +107,8 @@ AGE = re.compile(r"\b\d+[- ](?:day|week|month|year)s?[- ]old\b|\d+\s*(?:岁|歳)
                  r"|years?|this|next|today)\b))", re.I)
 """An age: a number that describes, never one the user fixed ("a 10-week-old beagle",
 "explain it like I'm 12", "as if I were 10", 5岁, "my daughter turns 7 next week", "My
-dog Max is 12 now", "Mel's kids are 5 and 8": a relative's or a pet's age; "my son is 5
-minutes away" is no age)."""
+dog Max is 12 now", "Mel's kids are 5 and 8": a relative's or a pet's age, "She's 2 and
+already runs the house"; "my son is 5 minutes away" is no age)."""
 
 
 FEELING = re.compile(
