@@ -179,7 +179,8 @@ READING = re.compile(
 "right now", "so far", "last month", "up from 0.5 %", "the sprint before it", "the
 dashboard shows …", "peaked", "Glucose this morning: 6.1", "this week", "it used to be
 20", "48 MB, which is too big" (a reading judged against a
-limit), "since the last update" (what a change brought), 目前, 上个月, 峰值, 报了 N 个, 先月, その前, 今 (not 今後 nor 今は, an update),
+limit), "since the last update" (what a change brought), 目前, 上个月, 峰值, 报了 N 个,
+先月, その前, 今 (not 今後 nor 今は, an update),
 "… N 分後に失敗しました" (when a run failed), "I've been going to the gym three times a
 week" (an activity told as it goes on), what is left ("two days left", "3 seats
 remaining", "5 km to go": a count down that the next day changes). A word of setting (:data:`SETTING`: a

@@ -127,7 +127,8 @@ STANDING_RULE = re.compile(
     r"|今後|常に|いつも|毎回|必ず|ずっと|これから|今日から|以降は|以後|次回から|次からは|原則|絶対"
     r"|(?:すべて|全て|全部)の(?:会話|回答|返答|チャット)|どの(?:会話|回答|チャット)でも", re.I)
 """Words by which a rule says it stands (see module doc): a word of time ("always",
-"from now on", "don't …, ever", "Don't … . Ever."), a team's norm said with "only" and a present verb
+"from now on", "don't …, ever", "Don't … . Ever."), a team's norm said with "only"
+and a present verb
 ("We only ship on Tuesdays"; not "We only have two days", "We only bought 3"), a scope over every answer or conversation ("in every conversation
 we have", "in all of your answers", 所有对话, すべての回答), over whatever the assistant
 makes for the user ("in any code you write for me", "for every PR you open"; the verb
