@@ -139,7 +139,8 @@ def test_standing_is_scored_on_labelled_messages_only(tmp_path: Path) -> None:
 def test_standing_pairs_a_statement_filed_under_another_key(tmp_path: Path) -> None:
     """A standing statement whose extracted key differs from the labelled subject
     (the subject is in its text) is one statement, not a miss and a stray; a subject
-    pair still comes first, and a text that does not name the subject pairs nothing."""
+    pair still comes first, and a text that does not name the subject pairs nothing
+    (but for the last resort by message and kind, tested below)."""
     rule = "When you explain math to me, always show every step."
     path = _write(tmp_path, [
         {"id": "a", "lang": "en", "speaker": "user", "text": rule,
@@ -149,9 +150,9 @@ def test_standing_pairs_a_statement_filed_under_another_key(tmp_path: Path) -> N
     ])
     predicted = extract(rule)
     assert predicted and "math" not in (predicted[0].subject or "").lower()
-    st = score(path)["standing"]
+    st = score(path, message_pairs=False)["standing"]
     assert (st["tp"], st["fp"], st["fn"]) == (1, 1, 1), st
-    got = [e["id"] for e in score(path)["standing_errors"]]
+    got = [e["id"] for e in score(path, message_pairs=False)["standing_errors"]]
     assert got == ["b"]
     # a subject pair of another kind is preferred to a same-kind pair by text
     from memory_core.evaluation.extraction import _standing_pairs
@@ -161,6 +162,43 @@ def test_standing_pairs_a_statement_filed_under_another_key(tmp_path: Path) -> N
                       subject="recipes")
     assert _standing_pairs([{"kind": "constraint", "subject": "shellfish"}],
                            [order, fact]) == [(0, 1)]
+
+
+def test_standing_pairs_what_is_left_by_message_and_kind(tmp_path: Path) -> None:
+    """A label whose free-worded subject names neither the key nor the text of the
+    statement extracted from its very message pairs with a prediction of its kind left
+    over: one right verdict, not a miss and a stray. The choice among several ignores
+    whether a prediction stands; another kind, or a label already paired, pairs
+    nothing; ``message_pairs=False`` scores as before."""
+    rule = "From now on, pull request titles stay under 50 characters."
+    path = _write(tmp_path, [
+        {"id": "a", "lang": "en", "speaker": "user", "text": rule,
+         "expected": [{"kind": "constraint", "subject": "PR naming", "standing": True}]},
+        {"id": "b", "lang": "en", "speaker": "user", "text": rule,
+         "expected": [{"kind": "preference", "subject": "PR naming", "standing": True}]},
+    ])
+    st = score(path)["standing"]
+    assert (st["tp"], st["fp"], st["fn"]) == (1, 1, 1), st
+    st = score(path, message_pairs=False)["standing"]
+    assert (st["tp"], st["fp"], st["fn"]) == (0, 2, 2), st
+    from memory_core.evaluation.extraction import _standing_pairs
+    from memory_core.extraction import Extracted
+    need = Extracted(kind="fact", text="I need to be in bed by 10:30", subject="need")
+    order = Extracted(kind="constraint", text="don't suggest late plans", subject="plans")
+    assert _standing_pairs([{"kind": "constraint", "subject": "bedtime"}],
+                           [need, order]) == [(0, 1)]
+    assert _standing_pairs([{"kind": "constraint", "subject": "bedtime"}],
+                           [need, order], message_pairs=False) == []
+    # the prediction sharing the subject's words wins, though the other one stands
+    named = Extracted(kind="fact", text="We adopted a beagle, her name is Biscuit.",
+                      subject="adopted beagle")
+    aside = Extracted(kind="fact", text="She already runs the house.", subject=None)
+    assert _standing_pairs([{"kind": "fact", "subject": "dog's name"}],
+                           [aside, named]) == [(0, 1)]
+    # one label, one item: a second label of the kind finds nothing left
+    assert _standing_pairs([{"kind": "constraint", "subject": "bedtime"},
+                            {"kind": "constraint", "subject": "evenings"}],
+                           [order]) == [(0, 0)]
 
 
 def test_standing_labels_are_booleans(tmp_path: Path) -> None:

@@ -24,7 +24,10 @@ turn: :func:`memory_core.assembly.block.standing_weight` > 0 on the item as it w
 stored (evidence ``user`` unless a proposal; an extraction flagged ``correction``
 counts as superseding an earlier item). Predictions pair with the labels of their
 message by subject (any kind; the same kind first), or by a text that holds the
-labelled subject (a statement filed under another key still stands or not). Standing precision is the share
+labelled subject (a statement filed under another key still stands or not), and last
+a label and a prediction both left over pair when they share the message and the kind
+(the label's free-worded subject names neither the key nor the text; one label, one
+item; ``--no-message-pairs`` leaves this step out). Standing precision is the share
 of standing predictions, in messages whose every label carries ``standing`` (in a
 set that has such labels: its messages with no item are judged too), paired
 with a label that says ``true``; recall the share of ``true`` labels whose paired
@@ -180,13 +183,15 @@ def stands(item: Extracted, speaker: str = "user") -> bool:
     return standing_weight(row) > 0
 
 
-def _standing_pairs(expected: list[dict[str, Any]], predicted: list[Extracted]
-                    ) -> list[tuple[int, int]]:
+def _standing_pairs(expected: list[dict[str, Any]], predicted: list[Extracted],
+                    *, message_pairs: bool = True) -> list[tuple[int, int]]:
     """Labels and predictions of one message paired by subject, any kind (the same
     kind first, then a labelled value matched), greedily, each used once. A
     prediction whose text names the labelled subject pairs too, after every subject
     match (:data:`TEXT_PAIR`): whether a statement stands is judged apart from the
-    key it was filed under, which the overall scores judge."""
+    key it was filed under, which the overall scores judge. Last, with
+    ``message_pairs`` (the default; ``False`` gives the pairing before it), what is
+    left pairs by message and kind (:func:`_message_pairs`)."""
     scored = []
     for i, exp in enumerate(expected):
         for j, got in enumerate(predicted):
@@ -199,6 +204,34 @@ def _standing_pairs(expected: list[dict[str, Any]], predicted: list[Extracted]
             elif _names(got.text, exp["subject"]):
                 # below every subject pair, whatever its kind and value
                 scored.append((TEXT_PAIR * (sim + bonus) / 3.0, i, j))
+    pairs = _greedy(scored)
+    if not message_pairs:
+        return pairs
+    return pairs + _message_pairs(expected, predicted, pairs)
+
+
+def _message_pairs(expected: list[dict[str, Any]], predicted: list[Extracted],
+                   pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The last resort of :func:`_standing_pairs`: a label and a prediction of one
+    message, both left unpaired, pair when their ``kind`` is the same. The label's row
+    is its source message, so such a pair is a statement of that message whose key
+    and text both miss the labeller's free wording. Each label and prediction is used
+    once; among several of a kind the prediction whose text shares most of the
+    labelled subject's words wins (then an agreeing value, then order) — never
+    whether it stands, so a stray statement beside a missed one stays a stray."""
+    left_e = {i for i in range(len(expected))} - {i for i, _ in pairs}
+    left_p = {j for j in range(len(predicted))} - {j for _, j in pairs}
+    scored = []
+    for i in sorted(left_e):
+        exp = expected[i]
+        words = _units(exp["subject"]) if "subject" in exp else set()
+        for j in sorted(left_p):
+            got = predicted[j]
+            if got.kind != exp["kind"]:
+                continue
+            shared = len(words & _units(got.text)) / len(words) if words else 0.0
+            value = 0.5 if "value" in exp and _value_ok(exp, got) else 0.0
+            scored.append((shared + value, i, j))
     return _greedy(scored)
 
 
@@ -210,13 +243,14 @@ def _names(text: str, subject: str) -> bool:
 
 
 def _standing_counts(counts: dict[str, int], errors: list[dict[str, Any]],
-                     row: dict[str, Any], predicted: list[Extracted]) -> None:
+                     row: dict[str, Any], predicted: list[Extracted],
+                     message_pairs: bool = True) -> None:
     expected = row["expected"]
     if not all("standing" in e for e in expected):
         return
     counts["messages"] += 1
     flags = [stands(p, row["speaker"]) for p in predicted]
-    pairs = dict(_standing_pairs(expected, predicted))
+    pairs = dict(_standing_pairs(expected, predicted, message_pairs=message_pairs))
     wrong: list[str] = []
     for i, exp in enumerate(expected):
         j = pairs.get(i)
@@ -247,7 +281,8 @@ def _prf(c: dict[str, int]) -> dict[str, float | int]:
             "f1": round(f, 4)}
 
 
-def score(path: str | Path, *, only: str | None = None) -> dict[str, Any]:
+def score(path: str | Path, *, only: str | None = None,
+          message_pairs: bool = True) -> dict[str, Any]:
     """Precision/recall/F1 overall, per kind and per language, plus field accuracy.
 
     Returns ``{"messages", "overall", "by_kind", "by_lang", "fields", "standing",
@@ -255,7 +290,9 @@ def score(path: str | Path, *, only: str | None = None) -> dict[str, Any]:
     standing labels, else its counts and ``messages``); the counts dicts hold
     ``tp``/``fp``/``fn``/``precision``/``recall``/``f1``. ``errors``
     lists, per message with a mismatch, the missed labels and spurious predictions.
-    ``only`` keeps the messages whose id starts with that prefix (e.g. ``"b-"``).
+    ``only`` keeps the messages whose id starts with that prefix (e.g. ``"b-"``);
+    ``message_pairs=False`` scores standing without the pairing by message and kind
+    (:func:`_standing_pairs`), as it was scored before that pairing.
     """
     rows = [r for r in load(path) if only is None or r["id"].startswith(only)]
     overall: dict[str, int] = defaultdict(int)
@@ -273,7 +310,7 @@ def score(path: str | Path, *, only: str | None = None) -> dict[str, Any]:
                      if p.kind != RETRACTION]
         expected = row["expected"]
         if judged:
-            _standing_counts(standing, standing_errors, row, predicted)
+            _standing_counts(standing, standing_errors, row, predicted, message_pairs)
         pairs = _pairs(expected, predicted)
         good = [(i, j) for i, j in pairs if _value_ok(expected[i], predicted[j])]
         for i, j in pairs:
@@ -347,8 +384,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--errors", action="store_true", help="list every mismatch")
     parser.add_argument("--json", action="store_true", help="print the full result as JSON")
     parser.add_argument("--only", metavar="PREFIX", help="score only ids starting with PREFIX")
+    parser.add_argument("--no-message-pairs", action="store_true",
+                        help="standing: pair by subject and text only (the pairing before"
+                             " the pairing by message and kind)")
     args = parser.parse_args(argv)
-    result = score(args.path, only=args.only)
+    result = score(args.path, only=args.only, message_pairs=not args.no_message_pairs)
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
         return 0

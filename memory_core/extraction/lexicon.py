@@ -33,7 +33,9 @@ TASK_LABELS: dict[str, str] = {
                              "|やること|残タスク|タスク"), "todo"),
     **dict.fromkeys(phrases("blocked|blocker|blockers|blocking|阻塞|受阻|卡住|障碍|ブロック"
                              "|ブロッカー|ブロック中"), "blocked"),
-    **dict.fromkeys(phrases("decision|decisions|decided|决定|决策|決定|決定事項"), "decision"),
+    **dict.fromkeys(phrases("decision|decisions|decided|决定|决策|決定|決定事項"
+                             "|decision made|decision taken|final decision|our decision"
+                             "|team decision|the decision|最终决定|最終決定"), "decision"),
 }
 TASK_LABEL = re.compile(
     r"^(?:\*\*|__)?\[?(?P<label>" + alt("|".join(TASK_LABELS)) + r")\]?"
@@ -135,10 +137,14 @@ about code and "Change my favourite colour scheme to dark" names no "colour"."""
 # a number, a counter and 目 say "the Nth"). A Han word before a number and a colon is
 # not one: "预算是5000：" states a value.
 _CJK_WORD = "\u30a0-\u30ff\u4e00-\u9fff"
+_SERIES_WORDS = (r"(?i:step|phase|stage|run|attempt|iteration|epoch|trial|round|experiment"
+                 r"|ticket|issue|item|task|part|test|case|job|build|sprint|milestone|version"
+                 r"|option|point)")
 ORDINAL_LABEL = re.compile(
-    r"(?P<word>(?i:step|phase|stage|run|attempt|iteration|epoch|trial|round|experiment|ticket"
-    r"|issue|item|task|part|test|case|job|build|sprint|milestone|version|option|point))"
+    r"(?P<word>" + _SERIES_WORDS + r")"
     r"\s*#?(?P<num>\d+[a-z]?)\b(?![.,:]\d)\s*[:.)\]–—-]?\s*"
+    r"|(?:[A-Za-z][\w-]{1,15}|[" + _CJK_WORD + r"]{1,6})[ \t]*(?P<word3>" + _SERIES_WORDS
+    + r")[ \t]*#?(?P<num4>\d+[a-z]?)[ \t]*[:：][ \t]*"
     r"|(?P<word2>[A-Za-z][A-Za-z-]{1,15})\s*#?(?P<num2>\d+[a-z]?)\s*:\s+"
     r"|[#(]?(?P<num3>\d{1,3})[.)]\s+(?=[^\d\s])"
     r"|(?P<cjk>第[0-9一二三四五六七八九十]+[步条项轮次个回]|步骤\s*[0-9]+|ステップ\s*[0-9]+"
@@ -148,7 +154,9 @@ ORDINAL_LABEL = re.compile(
     r"|[\u30a0-\u30ff]{1,12}\s*[0-9０-９]+(?=\s*[:：]))\s*[:：、.)）]?\s*"
     r"|(?P<cjk2>(?:(?![的是在])[\u3400-\u9fff\u30a0-\u30ff]){1,6}\s*[0-9]+)\s*[:：]\s*")
 """…and, like "Trial 5: …" in English, any short CJK word with a number before a colon
-("試行5：", "实验3：", "ケース2:"): a named member of a series."""
+("試行5：", "实验3：", "ケース2:"): a named member of a series. One word may qualify a
+series word before a colon ("Experiment run 23:", "Load-test round 4:", 実験 Run 23：);
+without the colon it may be the subject ("Node version 18 is required")."""
 
 
 def ordinal_label(m: re.Match[str]) -> str:
@@ -158,8 +166,8 @@ def ordinal_label(m: re.Match[str]) -> str:
         return "".join((m.group("cjk") or m.group("cjk2")).split())
     if m.group("num3"):
         return "#" + m.group("num3")
-    word = m.group("word") or m.group("word2")
-    return f"{word.lower()} {m.group('num') or m.group('num2')}"
+    word = m.group("word") or m.group("word2") or m.group("word3")
+    return f"{word.lower()} {m.group('num') or m.group('num2') or m.group('num4')}"
 
 
 EN_FROM_NOW = (r"(?:from\s+now\s+on|going\s+forward|moving\s+forward|henceforth|hereafter"
@@ -790,15 +798,16 @@ EN_SOFTENER = Cue(en(r"\b(?:if possible|ideally|preferably|if you can|where poss
 """An instruction softened like this is a preference, not a rule."""
 
 # Constraints (issue 3: always / never / must / don't / do not / make sure). Prohibitions
-# first; "don't worry", "don't forget to" and friends are not prohibitions.
+# first; "don't worry", "don't forget to" and friends are not prohibitions, nor is a bare
+# "don't bother" ("Don't bother, I'll do it"); "don't bother writing tests …" is one.
 EN_NEG_IMPERATIVE = Lead(en(
     r"^(?:(?:please|pls|and|but|so|also|just|then|kindly)\s+)*(?:never(?:\sever)?|don't|dont"
     r"|do\snot|avoid|stop|quit|no\slonger|under\sno\scircumstances|whatever\syou\sdo,?\sdon't"
     r"|(?:there's\s|there\sis\s)?no\s(?:need|reason)\s(?:for|to)\b(?!\s+(?:apologi[sz]e|apology"
     r"|apologies|thank|thanks|rush|hurry|panic|stress|feel|be\s+(?:so\s+|too\s+)?(?:sorry"
     r"|afraid|scared|worried|nervous|ashamed|embarrassed|sad|upset|hard\s+on))\b))\b"
-    r"(?!\s+(?:worry|know|think|care|mind|hesitate|bother|remember|understand|see|get\sme"
-    r"|forget))"
+    r"(?!\s+(?:worry|know|think|care|mind|hesitate|bother(?!\s+(?:[a-z]{2,}ing|with)\b)|remember"
+    r"|understand|see|get\sme|forget))"
 ), "please pls kindly just also and but so then now never don't dont do avoid stop quit no "
    "under whatever there's there")
 EN_POS_IMPERATIVE = Lead(en(
@@ -835,6 +844,18 @@ _PAST = (r"\s(?:(?:just|recently|finally|first|once|briefly|ever|really|actually
          r"|was|were)\b")
 """A past verb, perhaps after an adverb ("just moved", "only ever shipped"): "we only
 …" or "we never …" before it tells what happened."""
+EN_NARRATED_INSTEAD = re.compile(
+    r"(?:^|[,;])\W*(?:(?:and|but|so|then)\s+)?(?:i|we)"
+    r"(?:\s+(?:just|then|also|finally|ended\s+up))?"
+    r"(?!\s(?:just\s)?(?:switched|moved|changed|chose|picked|decided|opted|settled|migrated"
+    r"|replaced|adopted|swapped|selected|used|went\s+with|went\s+for|stuck|standardi[sz]ed"
+    r"|ported|converted|was|were|had|did)\b)" + _PAST + r"[^,;]*\binstead\s*[.!]*$", re.I)
+"""The speaker telling what they did in place of something, in the simple past, in the
+last clause (``search``): "It poured, so I skipped my run and watched a documentary
+instead", "we took a taxi instead". One thing that happened, not the revision of a
+statement that a closing "instead" makes of a choice or a value ("Let's use MySQL
+instead", "I'll take the train instead", "We switched to Vim instead", "We went with
+Redis instead")."""
 _FAILING = (r"(?:remember|forget|forgets|listen|understand|learn|notice|ignore|miss|mess"
             r"|screw|hallucinate|confuse|mix|lose|get\s(?:it|this|that|anything|things|my|me)"
             r"|pay\sattention|read\s(?:what|my)|do\s(?:this|that|it|what)"

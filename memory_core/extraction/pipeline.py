@@ -1105,6 +1105,8 @@ class _Message:
             return
         self.instead_at = None
         tail = lx.EN_CORRECTION_TAIL.search(rest, toks) if lang == "en" else None
+        if tail is not None and lx.EN_NARRATED_INSTEAD.search(rest):
+            tail = None  # "… so I took a taxi instead": what happened, no revision
         if (lang == "ja" and lc.JA_CORRECTION_MID.search(rest)) or (
                 tail is not None and not lx.EN_NEGATION.search(rest, toks)):
             if tail is not None and not correction and tail.group().lower().startswith("instead"):

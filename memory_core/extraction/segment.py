@@ -79,6 +79,13 @@ def _word_before(scan: str, i: int, floor: int) -> str:
     return scan[k:i].lower()
 
 
+_EVER_AFTER = re.compile(r"[ \t]+(?:not[ \t]+)?(?:ever|never|always)[ \t]*[.!]+[ \t]*(?=$|\S)",
+                         re.I)
+"""A sentence that is only "Ever." / "Not ever." / "Never." / "Always." after an order:
+it says the order before it lasts ("Don't add emojis to commit messages. Ever."), and
+says nothing alone."""
+
+
 def _ends_sentence(text: str, scan: str, a: int, b: int, line_end: int, floor: int) -> bool:
     """Whether the terminator run ``scan[a:b]`` ends a sentence (see module doc)."""
     if any(text[i] in _FULL_STOPS for i in range(a, b)):
@@ -88,6 +95,8 @@ def _ends_sentence(text: str, scan: str, a: int, b: int, line_end: int, floor: i
         j += 1
     if j < line_end and not (scan[j].isspace() or _CJK.match(scan, j)):
         return False
+    if "?" not in scan[a:b] and _EVER_AFTER.match(scan, j, line_end):
+        return False  # "Don't … . Ever.": one sentence, the order and how long it holds
     if scan[a:b] == ";":
         return True
     k = j

@@ -98,7 +98,7 @@ _KIN = (r"(?:daughter|son|kid|child|children|baby|boy|girl|twins|dog|cat|puppy|k
 
 AGE = re.compile(r"\b\d+[- ](?:day|week|month|year)s?[- ]old\b|\d+\s*(?:岁|歳)"
                  r"|\b(?:i|you|he|she|they|we)(?:'m|'re|'s|\s+am|\s+are|\s+is|\s+was|\s+were)"
-                 r"\s+\d+(?=\s*(?:$|[,.;:!?)]))"
+                 r"\s+\d+(?=\s*(?:$|[,.;:!?)]|(?:now|and|already|years?|today)\b))"
                  r"|\bturn(?:s|ed|ing)?\s+\d+(?=\s*(?:$|[,.;:!?)]|(?:next|this|on|in|today"
                  r"|tomorrow|soon|and|years?)\b))"
                  r"|\b(?:my|our|his|her|their|(?-i:[A-Z])\w*'s)\s+(?:\w+\s+)?" + _KIN
@@ -107,8 +107,8 @@ AGE = re.compile(r"\b\d+[- ](?:day|week|month|year)s?[- ]old\b|\d+\s*(?:岁|歳)
                  r"|years?|this|next|today)\b))", re.I)
 """An age: a number that describes, never one the user fixed ("a 10-week-old beagle",
 "explain it like I'm 12", "as if I were 10", 5岁, "my daughter turns 7 next week", "My
-dog Max is 12 now", "Mel's kids are 5 and 8": a relative's or a pet's age; "my son is 5
-minutes away" is no age)."""
+dog Max is 12 now", "Mel's kids are 5 and 8": a relative's or a pet's age, "She's 2 and
+already runs the house"; "my son is 5 minutes away" is no age)."""
 
 
 FEELING = re.compile(
@@ -162,6 +162,8 @@ READING = re.compile(
     r"\b(?:right\s+now|at\s+the\s+moment|currently|so\s+far|to\s+date|as\s+of\s+(?:now"
     r"|today|yesterday|this\s+\w+)|last\s+(?:night|week|month|quarter|year|sprint|run"
     r"|release)|yesterday|up\s+from|down\s+from|(?:the|a)\s+\w+\s+before(?:\s+(?:it|that))?"
+    r"|(?:ever\s+)?since\s+(?:the|my|our|this|that)\s+(?:(?:last|latest|recent|new|newest)\s+)?"
+    r"(?:update|upgrade|release|deploy(?:ment)?|patch|install|reboot|restart|migration|outage)"
     r"|shows|showing|peak(?:ed|s)?|on\s+average|this\s+(?:morning|afternoon|evening|week)"
     r"|tonight|overnight|used\s+to\s+(?:be|take|cost|have|run)"
     r"|(?:i|we|you|they)(?:'ve|\s+have)\s+been\s+(?!(?:allowed|told|asked|given|using)\b)\w+ing)\b"
@@ -177,7 +179,8 @@ READING = re.compile(
 "right now", "so far", "last month", "up from 0.5 %", "the sprint before it", "the
 dashboard shows …", "peaked", "Glucose this morning: 6.1", "this week", "it used to be
 20", "48 MB, which is too big" (a reading judged against a
-limit), 目前, 上个月, 峰值, 报了 N 个, 先月, その前, 今 (not 今後 nor 今は, an update),
+limit), "since the last update" (what a change brought), 目前, 上个月, 峰值, 报了 N 个,
+先月, その前, 今 (not 今後 nor 今は, an update),
 "… N 分後に失敗しました" (when a run failed), "I've been going to the gym three times a
 week" (an activity told as it goes on), what is left ("two days left", "3 seats
 remaining", "5 km to go": a count down that the next day changes). A word of setting (:data:`SETTING`: a

@@ -93,7 +93,7 @@ STANDING_RULE = re.compile(
     r"|^\W*(?:so\s+|and\s+|but\s+)?(?:we|our\s+team|the\s+team)\s+only\s+(?:ever\s+)?"
     r"(?!(?:have|has|need|needs|want|wants|know|knows|got|get|had|did|was|were|went|made"
     r"|took|saw|paid|spent|bought|sold|[a-z]+ed)\b)[a-z]+\b"
-    r"|(?:[a-z]*n't|not)\s[^.;!?\n]{1,80}?,\s*ever(?=\s*(?:[.!]|$))"
+    r"|(?:[a-z]*n't|not)\s[^.;!?\n]{1,80}?[,.!]\s*ever(?=\s*(?:[.!]|$))"
     r"|(?:is|are|isn't|aren't)\s(?:not\s)?(?:allowed|permitted|forbidden|prohibited|banned)"
     r"|in general|generally|(?:general|standing|permanent|lasting) (?:preference|rule)"
     r"|(?:every|each|all|any)\s(?:of\s)?(?:(?:our|your|my|the|future|later|new)\s){0,2}"
@@ -127,7 +127,8 @@ STANDING_RULE = re.compile(
     r"|今後|常に|いつも|毎回|必ず|ずっと|これから|今日から|以降は|以後|次回から|次からは|原則|絶対"
     r"|(?:すべて|全て|全部)の(?:会話|回答|返答|チャット)|どの(?:会話|回答|チャット)でも", re.I)
 """Words by which a rule says it stands (see module doc): a word of time ("always",
-"from now on", "don't …, ever"), a team's norm said with "only" and a present verb
+"from now on", "don't …, ever", "Don't … . Ever."), a team's norm said with "only"
+and a present verb
 ("We only ship on Tuesdays"; not "We only have two days", "We only bought 3"), a scope over every answer or conversation ("in every conversation
 we have", "in all of your answers", 所有对话, すべての回答), over whatever the assistant
 makes for the user ("in any code you write for me", "for every PR you open"; the verb
