@@ -208,9 +208,12 @@ def test_a_profiles_label_lines_are_the_users_facts(
     "Name: Priya",  # one line alone: maybe a form the user talks about
     "Name: <Username>\nCity: [Your City]",  # template slots (row 183)
     "Error: port in use\nStatus: failed",  # no attribute of a person
+    # a config paste: "name:" nested at two depths, keys no person has around it
+    "- hosts: web\n  tasks:\n    - name: install nginx\n      apt:\n        name: nginx",
+    "metadata:\n  name: web\n  namespace: prod\nspec:\n  replicas: 3\n  role: api",
 ])
 def test_lines_that_are_no_profile_are_not_read_as_one(text: str) -> None:
-    assert not any(i.subject in ("name", "city", "status") for i in extract(text)), \
+    assert not any(i.subject in ("name", "city", "status", "role") for i in extract(text)), \
         extract(text)
 
 

@@ -36,6 +36,25 @@ _HEADER = re.compile(
 """A header line about the user ("About me:", "My details:", "Profile:")."""
 
 
+_KEY_LINE = re.compile(
+    r"^[ \t]*(?:[-*\u2022+][ \t]+)?[\w.-]+(?:[ \t]+[\w.-]+)?[ \t]*:(?:[ \t]|$)", re.M)
+"""Any line that opens with a key and a colon ("hosts: web", "apt:", "  replicas: 3")."""
+
+
+def _one_form(text: str, lines: list[re.Match[str]]) -> bool:
+    """Whether the label lines are one profile: each label once, all at one indent, and
+    at least as many as the message's other key lines (a YAML or config paste has
+    "name:" nested at several depths among keys no person has: "hosts:", "apt:",
+    "state:")."""
+    labels = [m.group("label").lower() for m in lines]
+    if len(set(labels)) < len(labels) or len({m.group("lead").replace("*", "-")
+                                               .replace("\u2022", "-").replace("+", "-")
+                                               for m in lines}) > 1:
+        return False
+    others = len(_KEY_LINE.findall(text)) - len(lines) - len(_HEADER.findall(text))
+    return others < len(lines)
+
+
 def inserts(text: str) -> list[tuple[int, str]]:
     """Where a profile's label lines (module doc) take their owner and verb: ``(offset,
     words)`` pairs, "My " before each label and " is" (" are" for a plural label) before
@@ -44,6 +63,8 @@ def inserts(text: str) -> list[tuple[int, str]]:
         return []
     lines = list(_LABEL.finditer(text))
     if not lines or (len(lines) < 2 and _HEADER.search(text, 0, lines[0].start()) is None):
+        return []
+    if not _one_form(text, lines):
         return []
     out: list[tuple[int, str]] = []
     for m in lines:
