@@ -1,0 +1,81 @@
+"""Defects found by the cold review of the rev18 merges (rows11, newcomer6): each test
+failed on the merged code before its fix."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_core.extraction import extract
+from memory_core.extraction.reply import takes_back_last
+from tests.conftest import RunningProxy
+from tests.fake_upstream import FakeUpstream, Reply
+from tests.replay_helpers import rows
+from tests.test_injection import Agent
+
+
+# -- "Not really." answers the assistant's question; it takes nothing back ---------------
+@pytest.mark.parametrize("reply", ["Not really.", "No, not really.", "Nah not really",
+                                   "Hmm, not really."])
+def test_not_really_is_no_take_back(reply: str) -> None:
+    assert not takes_back_last(reply)
+
+
+async def test_not_really_after_a_question_keeps_the_statement_before(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    # before: "I love hiking." was retracted by the answer to "Do you camp too?"
+    upstream.push(Reply("Nice! Do you go camping too?"), Reply("Fair enough."))
+    agent = Agent(proxy, upstream, session="a")
+    for text in ("I love hiking in the Alps.", "Not really."):
+        await agent.say(text)
+        await proxy.settle()
+    assert [(r["text"], r["status"]) for r in rows(proxy.engine)
+            if r["kind"] != "question"] == [("I love hiking in the Alps.", "active")]
+
+
+# -- a record a task works on is no profile of the user ----------------------------------
+@pytest.mark.parametrize("text", [
+    "Create a user account with these fields:\nName: John Smith\nRole: admin\n"
+    "Email: john@acme.com",
+    "Write a SQL insert for this row:\nName: Alice\nAge: 30\nCity: Boston",
+    "Name: Alice\nAge: 30\nTurn this into a JSON object.",
+])
+def test_label_lines_that_come_with_a_task_are_not_the_users(text: str) -> None:
+    # before: "Name: John Smith" stored as the user's name, "Email: …" as theirs
+    # ("Age: 30" and "City: Boston" alone were read so before the profile rule: left)
+    assert not any(i.subject in ("name", "role", "email") for i in extract(text)), \
+        extract(text)
+
+
+def test_label_lines_that_are_the_whole_message_are_still_a_profile() -> None:
+    assert [i.subject for i in extract("Name: Priya\n\nCity: Berlin\n")] == ["name", "city"]
+
+
+# -- a bare "Remember …?" asks whether the assistant recalls; it states nothing -----------
+@pytest.mark.parametrize("text", [
+    "Remember I told you about my sister?", "Remember I have a dog?",
+    "Remember when I said I like tea?"])
+def test_remember_asked_is_a_question(text: str) -> None:
+    # before: "Remember I told you about my sister?" a fact keyed `told`
+    assert [i.kind for i in extract(text)] == ["question"], extract(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Can you remember that my passport expires in June?",
+    "Please remember my anniversary is on 12 May."])
+def test_a_save_order_still_keeps_its_statement(text: str) -> None:
+    assert [i.kind for i in extract(text)] == ["fact"]
+
+
+# -- a take-back of an update brings the value it replaced back --------------------------
+@pytest.mark.parametrize("take_back", ["Just kidding.", "Scratch that."])
+async def test_a_take_back_of_an_update_restores_the_value_before(
+        proxy: RunningProxy, upstream: FakeUpstream, take_back: str) -> None:
+    # before: "My rent is 1400 EUR." stayed superseded by the retracted update, so no
+    # rent at all was left
+    agent = Agent(proxy, upstream, session="a")
+    for text in ("My rent is 1400 EUR.", "My rent is 1500 EUR now.", take_back):
+        await agent.say(text)
+        await proxy.settle()
+    assert [(r["text"], r["status"]) for r in rows(proxy.engine)
+            if r["kind"] != "question"] == [
+        ("My rent is 1400 EUR.", "active"), ("My rent is 1500 EUR now.", "retracted")]
