@@ -9,7 +9,8 @@ from memory_core.extraction import extract
 from memory_core.extraction.reply import takes_back_last
 from tests.conftest import RunningProxy
 from tests.fake_upstream import FakeUpstream, Reply
-from tests.replay_helpers import rows
+from memory_core.engine import Engine
+from tests.replay_helpers import put, rows
 from tests.test_injection import Agent
 
 
@@ -79,3 +80,29 @@ async def test_a_take_back_of_an_update_restores_the_value_before(
     assert [(r["text"], r["status"]) for r in rows(proxy.engine)
             if r["kind"] != "question"] == [
         ("My rent is 1400 EUR.", "active"), ("My rent is 1500 EUR now.", "retracted")]
+
+
+# -- a statement about the thing is no experience of it -----------------------------------
+@pytest.mark.parametrize("first, then", [
+    ("I have never used Docker.", "Docker is slow on my Mac."),
+    ("I've never had a car.", "The car is in the garage."),
+    ("Vim is hard.", "I've never used Vim."),
+])
+def test_a_statement_about_the_thing_leaves_the_experience(
+        engine: Engine, first: str, then: str) -> None:
+    # before: "Docker is slow on my Mac." turned over "I have never used Docker."
+    # (a light verb keys the experience by its object alone, `docker`)
+    put(engine, first)
+    put(engine, then)
+    assert all(r["status"] == "active" for r in rows(engine)), rows(engine)
+
+
+@pytest.mark.parametrize("first, then", [
+    ("I've never had a car.", "My car is red."),
+    ("I've never been to Japan.", "I visited Japan in May."),
+])
+def test_the_speakers_own_use_still_turns_over_the_experience(
+        engine: Engine, first: str, then: str) -> None:
+    put(engine, first)
+    put(engine, then)
+    assert [r["status"] for r in rows(engine)] == ["superseded", "active"], rows(engine)
