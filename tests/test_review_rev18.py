@@ -106,3 +106,16 @@ def test_the_speakers_own_use_still_turns_over_the_experience(
     put(engine, first)
     put(engine, then)
     assert [r["status"] for r in rows(engine)] == ["superseded", "active"], rows(engine)
+
+
+# -- a file or domain name before a lower-case sentence is no initialism -----------------
+@pytest.mark.parametrize("text, want", [
+    ("i use node.js. my team uses go.", ["i use node.js.", "my team uses go."]),
+    ("we use vue.js. the backend is django.", ["we use vue.js.", "the backend is django."]),
+    ("I moved to the U.S. in 2019.", ["I moved to the U.S. in 2019."]),
+    ("I have a Ph.D. in chemistry.", ["I have a Ph.D. in chemistry."]),
+])
+def test_only_an_initialism_keeps_a_lower_case_sentence_after_it(
+        text: str, want: list[str]) -> None:
+    # before: any word with a dot inside ("node.js") held the next sentence in its own
+    assert [i.text for i in extract(text)] == want
