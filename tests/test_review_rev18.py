@@ -21,6 +21,12 @@ def test_not_really_is_no_take_back(reply: str) -> None:
     assert not takes_back_last(reply)
 
 
+@pytest.mark.parametrize("reply", ["不算", "不算了。"])
+def test_a_bare_doesnt_count_is_no_take_back(reply: str) -> None:
+    # "周末算工作日吗？" "不算。": an answer; 刚才说的不算 still takes back
+    assert not takes_back_last(reply) and takes_back_last("刚才说的不算")
+
+
 async def test_not_really_after_a_question_keeps_the_statement_before(
         proxy: RunningProxy, upstream: FakeUpstream) -> None:
     # before: "I love hiking." was retracted by the answer to "Do you camp too?"
