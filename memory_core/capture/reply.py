@@ -21,7 +21,8 @@ Two short replies mean nothing alone (:mod:`memory_core.extraction.reply`):
 
 - a **take-back** ("Scratch that.", "Ignore my last message.", "Just kidding.", 当我没说,
   今のなし) withdraws what the same speaker's message before it stated: its active
-  items are retracted (:func:`take_back_last`); the message itself states nothing.
+  items are retracted, and what they superseded is current again
+  (:func:`take_back_last`); the message itself states nothing.
 
 The assistant message is read only when the user message could be such a reply (one
 path look-up and one message read), inside the capture job's transaction.
@@ -136,8 +137,11 @@ def take_back_last(tx: Tx, scope: Scope, message_id: int, speaker: str) -> list[
     ``message_id`` (a take-back: :func:`~memory_core.extraction.reply.takes_back_last`,
     said by ``speaker``: ``""`` for the role alone) takes back: the nearest user
     message before it on its thread's path, past at most one assistant reply. Only
-    that speaker's items; returns the ids retracted (none when no such message)."""
-    from memory_core.items.writer import retract_item
+    that speaker's items; returns the ids retracted (none when no such message). An
+    item one of them superseded, and which it still supersedes ("My rent is 1500 EUR
+    now." after "My rent is 1400 EUR."), is active again: what was taken back never
+    replaced it."""
+    from memory_core.items.writer import restore_item, retract_item
 
     ids = tx.capture.path_ids(message_id)[-TAKE_BACK_REACH:-1]
     rows = {int(r["id"]): r for r in tx.history.path_messages(ids)}
@@ -150,4 +154,9 @@ def take_back_last(tx: Tx, scope: Scope, message_id: int, speaker: str) -> list[
         if row["status"] == "active" and fields.speaker(row) == speaker.strip()[:64]:
             retract_item(tx, int(row["id"]), f"taken back by the user in message {message_id}")
             done.append(int(row["id"]))
+            before_it = row["supersedes"] and tx.item_writes.item(int(row["supersedes"]))
+            if before_it and before_it["status"] == "superseded" \
+                    and before_it["superseded_by"] == row["id"]:
+                restore_item(tx, int(before_it["id"]),
+                             f"its successor {row['id']} was taken back by the user")
     return done

@@ -633,8 +633,10 @@ EN_FILLER = Lead(en(
     r"|(?:cool|great|nice|perfect|sounds\sgood|yes|yeah|yep|sure|fine|right|got\sit|thanks"
     r"|thank\syou|agreed|noted|makes\ssense)\s*[,!.]\s*|(?:e\.g|i\.e)\.\s*"
     # a save order before the statement it keeps ("Please remember my anniversary is …",
-    # "Can you remember that I have a dog named Xena", "Remind me that my passport …")
-    r"|(?:(?:please|pls|can\s+you|could\s+you|would\s+you|will\s+you)\s+)?(?:remember"
+    # "Can you remember that I have a dog named Xena", "Remind me that my passport …"); a
+    # bare "Remember …?" asks whether the assistant recalls ("Remember I told you about
+    # my sister?"), and stays a question
+    r"|(?:(?:can|could|would|will)\s+you\s+|(?:(?:please|pls)\s+)?(?![^.!?\n]*\?))(?:remember"
     r"|remind\s+me|keep\s+in\s+mind|save\s+(?:this\s+|it\s+)?(?:to|in)\s+(?:your\s+)?memory)"
     r"(?:\s+that)?(?:\s*[,:]\s*|\s+)(?=(?:my|our|i|i'm|i've|i'd|we|we're|we've|the)\b)"
     # "Well, …", "Well I think …", but "Well water is safe here" is about a well

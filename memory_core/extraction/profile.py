@@ -7,9 +7,11 @@ whole profile stored nothing. :func:`inserts` gives what the lines leave out, th
 and the verb ("Name: Priya" read as "My Name is: Priya"); :mod:`.contractions` puts the
 words in and the pipeline quotes the user's line as typed.
 
-Only where the lines are a profile: two or more of them in one message, or one under a
-header about the user ("About me:", "My details:"). A single "Name: …" line alone may be
-a form the user talks about, so it is left. The label must name an attribute a person
+Only where the lines are a profile: one or more under a header about the user ("About
+me:", "My details:"), or two or more that are the whole message. A single "Name: …" line
+alone may be a form the user talks about, and lines that come with other words may be a
+record a task is about ("Create a user with these fields:\nName: John\nRole: admin") or
+another person's, so they are left. The label must name an attribute a person
 has (:data:`_LABEL`), so "Note: …", "Error: …" or "Goal: …" are never read so.
 
 Pure: a message in, ``(offset, words)`` insertions out.
@@ -62,7 +64,11 @@ def inserts(text: str) -> list[tuple[int, str]]:
     if ":" not in text:
         return []
     lines = list(_LABEL.finditer(text))
-    if not lines or (len(lines) < 2 and _HEADER.search(text, 0, lines[0].start()) is None):
+    if not lines:
+        return []
+    if _HEADER.search(text, 0, lines[0].start()) is None and (
+            len(lines) < 2 or any(line.strip() and not _LABEL.match(line)
+                                  for line in text.splitlines())):
         return []
     if not _one_form(text, lines):
         return []

@@ -194,20 +194,24 @@ _EN_TAKE_BACK: Final = re.compile(
     r"|(?:ignore|disregard|forget)\s+(?:that|my\s+(?:last|previous)\s+message"
     r"|what\s+i\s+(?:just\s+)?(?:said|wrote))"
     r"|forget\s+(?:that\s+)?i\s+(?:just\s+)?said\s+(?:that|it)"
-    r"|just\s+(?:kidding|joking)|jk|j/k|(?:that|it)\s+was\s+a\s+joke|not\s+really"
+    r"|just\s+(?:kidding|joking)|jk|j/k|(?:that|it)\s+was\s+a\s+joke"
     r"|delete\s+that(?:\s+from\s+(?:your\s+)?memory)?)"
     r"(?:\W+(?:please|pls|lol|haha|sorry|though))*\W*", re.I)
 """A whole message that takes back the user's message before it without naming what it
 said ("Scratch that.", "Ignore my last message.", "Just kidding.", "I take that back").
 "Forget it" and "Never mind" alone are left out: they drop a request as often as a
-statement."""
+statement; so is "Not really", the answer to a question the assistant asked in between
+("Do you cook often?" "Not really."), which withdraws nothing the user said."""
 _CJK_TAKE_BACK: Final = re.compile(
-    r"(?:刚才|剛才|上一条|上一條|前面)?(?:说的|說的|那句|那条|那條)?(?:不算|作废|作廢)(?:了)?"
+    r"(?:(?:刚才|剛才|上一条|上一條|前面)(?:说的|說的|那句|那条|那條)?|说的|說的|那句|那条|那條)"
+    r"(?:不算|作废|作廢)(?:了)?|(?:作废|作廢)(?:了)?"
     r"|当我没说|當我沒說|开玩笑的|開玩笑的|开个玩笑|開個玩笑|忽略(?:我)?(?:刚才|剛才|上一条|上一條)"
     r"(?:的)?(?:消息|话|話|那句)?"
     r"|今の(?:は)?(?:なし|無し|取り消し|取り消して|忘れて)|さっきの(?:は)?(?:冗談|なし|取り消し)"
     r"|冗談(?:です|だよ)?")
-"""The same in Chinese and Japanese: 刚才说的不算, 当我没说, 开玩笑的, 今のなし, 冗談です."""
+"""The same in Chinese and Japanese: 刚才说的不算, 当我没说, 开玩笑的, 今のなし, 冗談です.
+A bare 不算 ("it doesn't count") is the answer to a question, so it needs what it
+takes back named (刚才, 那句)."""
 _CJK_TAKE_BACK_END: Final = re.compile(r"[\s。！!？?～~、,，哈]*")
 
 

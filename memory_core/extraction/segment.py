@@ -55,6 +55,10 @@ _OPEN_BEFORE_ELLIPSIS = {
     "or", "but", "like", "hmm", "hm", "um", "umm", "uh", "uhh", "er", "erm", "well"}
 """Words an ellipsis cannot close a clause on: a pause inside the clause ("My favourite
 band is... hmm... Radiohead.") is no sentence end."""
+_INITIALISM = re.compile(r"(?:[a-z]{1,2}\.)+[a-z]{1,2}")
+"""An initialism, lower-cased, its last dot off ("u.s", "ph.d", "b.sc"); not a file or
+a domain name ("node.js", "example.com"), after which a lower-case word starts a new
+sentence ("i use node.js. my team uses go.")."""
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uff66-\uff9f]")
 _CJK_CLASS = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uff66-\uff9f"
 _RUN_ON = re.compile(
@@ -108,7 +112,7 @@ def _ends_sentence(text: str, scan: str, a: int, b: int, line_end: int, floor: i
         return False  # "I live in... Berlin.", "I moved to Berlin... and I love it."
     if scan[a] == "." and b - a == 1:
         word = _word_before(scan, a, floor)
-        if "." in word.strip(".") and (follows.islower() or follows.isdigit()):
+        if _INITIALISM.fullmatch(word.strip(".")) and (follows.islower() or follows.isdigit()):
             return False  # "I moved to the U.S. in 2019.", "I have a Ph.D. in chemistry."
         if word in _NEVER_SPLIT or (len(word) == 1 and word.isalpha() and scan[a - 1].isupper()):
             return False
