@@ -378,6 +378,7 @@ def test_a_change_someone_made_is_an_update(text: str, update: bool) -> None:
     "请把超时改到30秒就好了。",
     "把重试次数改到5次就可以了。",
     "会议改到周四的话就来不及了。",
+    "例会挪到三点的话我得请假。",  # a move to a clock time, supposed
 ])
 def test_a_change_not_made_to_a_value_is_no_update(text: str) -> None:
     assert not any(i.correction for i in extract(text)), extract(text)

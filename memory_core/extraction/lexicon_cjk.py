@@ -176,11 +176,13 @@ ZH_ONE_SLOT = re.compile(r"这周|這週|本周|这次|這次|本次|今天|明�
 no update (:data:`_ZH_SLOT_AHEAD`)."""
 ZH_UPDATE = re.compile(ZH_STANDING_LEAD + r"|现在|如今|目前已经|改成|改为|改用|换成|换到|切换到"
                        r"|迁移到|不再|(?:改到|涨到|降到|推迟到|延期到|提前到)(?!一半|很晚|半夜|深夜|现在)"
-                       r"(?=[^，。；,;就太的吗]{0,16}了)|(?:改到|调到|挪到)" + _ZH_SLOT_AHEAD
+                       r"(?=[^，。；,;就太的吗]{0,16}了)|(?:改到|调到|挪到)(?![^，。；,;]{0,16}(?:的话|吗|？|\?))"
+                       + _ZH_SLOT_AHEAD
                        + "|" + _ZH_MOVED)
 """Unmarked Chinese updates ("部署现在改成Argo CD了", "会议改到周四了": 改到 when done, or
 before a weekday or clock time (:data:`_ZH_SLOT_AHEAD`: 周会改到周四下午两点), not a plan of
-one occasion "这周的会议改到周四" (:data:`ZH_ONE_SLOT`), nor a 了 that closes a request
+one occasion "这周的会议改到周四" (:data:`ZH_ONE_SLOT`), nor a move supposed or asked
+about ("周会改到周四的话…", "周会改到周四下午吗？"), nor a 了 that closes a request
 or a judgement "改到30秒就好了", "改到周四的话就来不及了", nor how far the editing got "代码改到一半了",
 "昨天我改到很晚了"); a value that rose, fell or moved to a new one the same way
 ("房租涨到1300欧元了", "回顾会推迟到周四了", 降到, 延期到, 提前到), unless the clause makes
