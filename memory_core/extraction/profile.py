@@ -43,15 +43,18 @@ _KEY_LINE = re.compile(
 """Any line that opens with a key and a colon ("hosts: web", "apt:", "  replicas: 3")."""
 
 
+_BULLET = re.compile(r"[-*\u2022+]")
+"""A list bullet: any of them marks the same indent."""
+
+
 def _one_form(text: str, lines: list[re.Match[str]]) -> bool:
     """Whether the label lines are one profile: each label once, all at one indent, and
     at least as many as the message's other key lines (a YAML or config paste has
     "name:" nested at several depths among keys no person has: "hosts:", "apt:",
     "state:")."""
     labels = [m.group("label").lower() for m in lines]
-    if len(set(labels)) < len(labels) or len({m.group("lead").replace("*", "-")
-                                               .replace("\u2022", "-").replace("+", "-")
-                                               for m in lines}) > 1:
+    indents = {_BULLET.sub("-", m.group("lead")) for m in lines}
+    if len(set(labels)) < len(labels) or len(indents) > 1:
         return False
     others = len(_KEY_LINE.findall(text)) - len(lines) - len(_HEADER.findall(text))
     return others < len(lines)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import orjson
 
@@ -18,12 +19,7 @@ from memory_core.store.api import OUTBOX_KINDS, drop_purged_sources, orphan_succ
 from memory_core.store.redaction import redact_rows
 
 
-class _Preview(Exception):
-    """Raised inside a dry run to roll the purge back; carries the counts."""
-
-    def __init__(self, counts: dict[str, int]) -> None:
-        super().__init__("dry run")
-        self.counts = counts
+_Counts = TypeVar("_Counts", dict[str, int], dict[str, int] | None)
 
 
 def _clause(**filters: str | None) -> tuple[str, list[Any]]:
@@ -43,26 +39,8 @@ class SqlitePurge:
 
     def delete_scope(self, *, tenant: str | None, role: str | None, session: str | None,
                      dry_run: bool, thread: int | None = None) -> dict[str, int]:
-        conn = self._c
-        secure = conn.execute("PRAGMA secure_delete").fetchone()[0]
-        conn.execute("PRAGMA secure_delete=ON")
-        conn.execute("SAVEPOINT purge")
-        try:
-            counts = _delete(conn, tenant, role, session, thread)
-            if dry_run:
-                raise _Preview(counts)
-        except _Preview as preview:
-            conn.execute("ROLLBACK TO purge")
-            conn.execute("RELEASE purge")
-            return preview.counts
-        except BaseException:
-            conn.execute("ROLLBACK TO purge")
-            conn.execute("RELEASE purge")
-            raise
-        finally:
-            conn.execute(f"PRAGMA secure_delete={int(secure)}")
-        conn.execute("RELEASE purge")
-        return counts
+        return _atomic(self._c, "purge", dry_run,
+                       lambda: _delete(self._c, tenant, role, session, thread))
 
     def record(self, created_at: float, data: str) -> None:
         self._c.execute(
@@ -72,31 +50,34 @@ class SqlitePurge:
     def redact_message(self, message_id: int, *, tenant: str | None, role: str | None,
                        dry_run: bool, session: str | None = None) -> dict[str, int] | None:
         conn = self._c
-        secure = conn.execute("PRAGMA secure_delete").fetchone()[0]
-        conn.execute("PRAGMA secure_delete=ON")
         conn.execute("CREATE TEMP TABLE IF NOT EXISTS purge_ids"
                      " (kind TEXT NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (kind, id))")
         conn.execute("DELETE FROM temp.purge_ids")
-        conn.execute("SAVEPOINT redact")
-        counts: dict[str, int] | None = None
-        try:
-            counts = redact_rows(conn, str, "temp.purge_ids", message_id, tenant=tenant,
-                                 role=role, session=session, keep_restated=_keep_restated,
-                                 restore_orphans=_restore_orphans)
-            if dry_run:
-                raise _Preview(counts or {})
-        except _Preview:
-            conn.execute("ROLLBACK TO redact")
-            conn.execute("RELEASE redact")
-            return counts
-        except BaseException:
-            conn.execute("ROLLBACK TO redact")
-            conn.execute("RELEASE redact")
-            raise
-        finally:
-            conn.execute(f"PRAGMA secure_delete={int(secure)}")
-        conn.execute("RELEASE redact")
-        return counts
+        return _atomic(conn, "redact", dry_run, lambda: redact_rows(
+            conn, str, "temp.purge_ids", message_id, tenant=tenant, role=role,
+            session=session, keep_restated=_keep_restated, restore_orphans=_restore_orphans))
+
+
+def _atomic(conn: sqlite3.Connection, name: str, dry_run: bool,
+            work: Callable[[], _Counts]) -> _Counts:
+    """Run ``work`` in savepoint ``name`` with ``secure_delete`` on (freed pages zeroed)
+    and return its counts; with ``dry_run`` roll it back after counting. Any error rolls
+    it back and is raised."""
+    secure = conn.execute("PRAGMA secure_delete").fetchone()[0]
+    conn.execute("PRAGMA secure_delete=ON")
+    conn.execute(f"SAVEPOINT {name}")
+    try:
+        counts = work()
+        if dry_run:
+            conn.execute(f"ROLLBACK TO {name}")
+    except BaseException:
+        conn.execute(f"ROLLBACK TO {name}")
+        conn.execute(f"RELEASE {name}")
+        raise
+    finally:
+        conn.execute(f"PRAGMA secure_delete={int(secure)}")
+    conn.execute(f"RELEASE {name}")
+    return counts
 
 
 def _keep_restated(conn: sqlite3.Connection, items: str, messages: str) -> None:

@@ -233,7 +233,8 @@ class ClientSide:
         assert response is not None
         self.last_write = time.monotonic()
         if not self.has_event_id and data:
-            self.has_event_id = b"\nid:" in self._last + data
+            self.has_event_id = b"\nid:" in data or (
+                self._last == b"\n" and data.startswith(b"id:"))
             self._last = data[-1:]
         try:
             await response.write(data)
