@@ -221,7 +221,6 @@ def anthropic_tool(spec: dict[str, Any]) -> dict[str, Any]:
             "input_schema": {"type": "object", "properties": props, "required": required}}
 
 
-
 class UnparsedInput(dict[str, Any]):
     """The ``input`` of a streamed ``tool_use`` whose ``input_json_delta`` text does
     not parse (fine-grained tool streaming sends it unvalidated): an empty object,
@@ -235,6 +234,7 @@ class UnparsedInput(dict[str, Any]):
 
     def __reduce__(self) -> Any:  # copies keep the text
         return (UnparsedInput, (self.text,))
+
 
 class MessagesWire(WireAdapter):
     """Anthropic Messages (see module docstring)."""
