@@ -231,10 +231,49 @@ class CallSlots:
         return key
 
 
+def content_text(content: Any) -> str:
+    """The text of a message's ``content``: the string, or the ``text`` of its text
+    parts (Mistral's reasoning models write a list of chunks; their ``thinking``
+    chunks are no part of the answer's text)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(c.get("text") or "") for c in content
+                       if isinstance(c, dict) and c.get("type") == "text")
+    return ""
+
+
+def _joined_chunks(pieces: list[Any]) -> list[Any]:
+    """Streamed ``content`` pieces (strings and chunk lists) as one chunk list, as the
+    whole answer writes it: a string is a ``text`` chunk, and a chunk that goes on
+    the one before it (text after text, thinking after thinking) joins it, so a
+    turn sent back leads with one thinking chunk (Mistral refuses two)."""
+    out: list[Any] = []
+    for piece in pieces:
+        if piece == "":  # an empty delta between two bursts of thinking joins nothing
+            continue
+        chunks = piece if isinstance(piece, list) else [{"type": "text", "text": piece}]
+        for c in chunks:
+            last = out[-1] if out else None
+            if not (isinstance(c, dict) and isinstance(last, dict)
+                    and c.get("type") == last.get("type")):
+                out.append(c)
+            elif c.get("type") == "text" and isinstance(c.get("text"), str) and isinstance(
+                    last.get("text"), str):
+                out[-1] = dict(last, text=last["text"] + c["text"])
+            elif isinstance(kind := c.get("type"), str) and isinstance(
+                    c.get(kind), list) and isinstance(last.get(kind), list):
+                out[-1] = dict(last, **{kind: _joined_chunks([last[kind], c[kind]])})
+            else:
+                out.append(c)
+    return out
+
+
 @dataclass
 class _Choice:
     role: str = "assistant"
-    content: list[str] = field(default_factory=list)
+    content: list[Any] = field(default_factory=list)
+    """Streamed content pieces: strings, or chunk lists (Mistral's reasoning models)."""
     refusal: list[str] = field(default_factory=list)
     tool_calls: dict[int, dict[str, Any]] = field(default_factory=dict)
     call_slots: CallSlots = field(default_factory=CallSlots)
@@ -325,7 +364,7 @@ class ChunkAccumulator:
     def _add_delta(acc: _Choice, delta: dict[str, Any]) -> None:
         if isinstance(delta.get("role"), str):
             acc.role = delta["role"]
-        if isinstance(delta.get("content"), str):
+        if isinstance(delta.get("content"), (str, list)):
             acc.content.append(delta["content"])
             acc.seen_content = True
         if isinstance(delta.get("refusal"), str):
@@ -380,7 +419,10 @@ class ChunkAccumulator:
             acc = self.choices[idx]
             msg: dict[str, Any] = {
                 "role": acc.role,
-                "content": "".join(acc.content) if acc.seen_content else None,
+                "content": (None if not acc.seen_content
+                            else _joined_chunks(acc.content)
+                            if any(isinstance(p, list) for p in acc.content)
+                            else "".join(acc.content)),
             }
             if acc.refusal:
                 msg["refusal"] = "".join(acc.refusal)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from proxy.sse import ChunkAccumulator, SSEDecoder, SSEEvent
+from proxy.sse import ChunkAccumulator, SSEDecoder, SSEEvent, content_text
 from tests.fake_upstream import FakeUpstream, Reply
 
 # -- helpers -------------------------------------------------------------------------
@@ -194,6 +194,26 @@ def test_chunks_with_empty_choices_are_not_errors() -> None:
     assert acc.bad_events == 0
     assert acc.messages() == [{"role": "assistant", "content": "hi"}]
     assert acc.id == "chatcmpl-1" and acc.usage is None
+
+
+def test_content_chunk_lists_are_kept_and_joined() -> None:
+    # Mistral's reasoning models stream content as chunk lists; a string joins as text,
+    # consecutive chunks of one type join, an empty delta between them joins nothing.
+    think = [{"type": "thinking", "thinking": [{"type": "text", "text": "Let "}]}]
+    more = [{"type": "thinking", "thinking": [{"type": "text", "text": "me see."}]}]
+    data = sse(
+        chunk([{"index": 0, "delta": {"role": "assistant", "content": think}}]),
+        chunk([{"index": 0, "delta": {"content": ""}}]),
+        chunk([{"index": 0, "delta": {"content": more}}]),
+        chunk([{"index": 0, "delta": {"content": "do"}}]),
+        chunk([{"index": 0, "delta": {"content": [{"type": "text", "text": "ne"}]}}]),
+        chunk([{"index": 0, "delta": {}, "finish_reason": "stop"}]),
+    )
+    acc = accumulate(decode([data])[0])
+    content = acc.messages()[0]["content"]
+    assert content == [{"type": "thinking", "thinking": [{"type": "text", "text": "Let me see."}]},
+                       {"type": "text", "text": "done"}]
+    assert content_text(content) == "done" and content_text("plain") == "plain"
 
 
 def test_tool_call_fragments_split_mid_name_and_mid_arguments() -> None:

@@ -50,6 +50,16 @@ async def send_whole(request: web.Request, response: web.StreamResponse) -> None
         pass
 
 
+def event_id_seen(tail: bytes, data: bytes) -> tuple[bool, bytes]:
+    """Whether an SSE ``id:`` field starts in ``data``, written after ``tail`` (the
+    last bytes written before it, ``b"\n"`` at the start of a stream), and the tail
+    to pass with the next write. A field starts a line (after LF or CR), and its
+    name may be split across writes (``…\n\ni`` then ``d: 3``); three bytes of
+    tail are enough to see ``\nid:`` across any split."""
+    seen = tail[-3:] + data
+    return b"\nid:" in seen or b"\rid:" in seen, seen[-3:]
+
+
 class ClientGone(Exception):
     """The client left while the loop waited (what it waited for was cancelled)."""
 
@@ -105,8 +115,8 @@ class ClientSide:
         """The latest upstream round's headers (the client's, when committed early)."""
         self.has_event_id = False
         """The client was sent an SSE ``id:`` field (see :meth:`heartbeat_bytes`)."""
-        self._last = b"\n"
-        """The last byte written (a line starts after ``\n``)."""
+        self._tail = b"\n"
+        """The last bytes written, up to three (:func:`event_id_seen`)."""
 
     def left(self) -> bool:
         transport = self.ex.request.transport
@@ -233,9 +243,7 @@ class ClientSide:
         assert response is not None
         self.last_write = time.monotonic()
         if not self.has_event_id and data:
-            self.has_event_id = b"\nid:" in data or (
-                self._last == b"\n" and data.startswith(b"id:"))
-            self._last = data[-1:]
+            self.has_event_id, self._tail = event_id_seen(self._tail, data)
         try:
             await response.write(data)
             return True

@@ -221,6 +221,21 @@ def anthropic_tool(spec: dict[str, Any]) -> dict[str, Any]:
             "input_schema": {"type": "object", "properties": props, "required": required}}
 
 
+class UnparsedInput(dict[str, Any]):
+    """The ``input`` of a streamed ``tool_use`` whose ``input_json_delta`` text does
+    not parse (fine-grained tool streaming sends it unvalidated): an empty object,
+    written as ``{}`` wherever the block goes (the API refuses an ``input`` that is
+    not an object when the turn goes back), holding :attr:`text`, the upstream's
+    text, for the memory tool's error result."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def __reduce__(self) -> Any:  # copies keep the text
+        return (UnparsedInput, (self.text,))
+
+
 class MessagesWire(WireAdapter):
     """Anthropic Messages (see module docstring)."""
 
@@ -322,8 +337,13 @@ class MessagesWire(WireAdapter):
         """A ``tool_use`` block's ``input`` as JSON text (what the tools take); the
         stdlib writes what orjson refuses (an integer past 64 bits, read from the
         answer by the stdlib), so odd arguments reach the tool, which answers them,
-        instead of failing the chat."""
-        value = call.get("input") or {}
+        instead of failing the chat. A streamed input that did not parse
+        (:class:`UnparsedInput`) reaches the tool as the text the upstream wrote, so
+        its result names the parse error instead of a missing argument."""
+        value = call.get("input")
+        if isinstance(value, UnparsedInput):
+            return value.text
+        value = value or {}
         try:
             return orjson.dumps(value).decode()
         except TypeError:  # orjson.JSONEncodeError is one

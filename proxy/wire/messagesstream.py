@@ -2,7 +2,8 @@
 
 An Anthropic stream is ``message_start``; per content block ``content_block_start``,
 ``content_block_delta`` (``text_delta``, ``input_json_delta``, ``thinking_delta``,
-``signature_delta``, ``citations_delta``), ``content_block_stop``; then
+``signature_delta``, ``citations_delta``, ``compaction_delta``; the fields of a delta
+of another type go on its block), ``content_block_stop``; then
 ``message_delta`` (``stop_reason``, cumulative ``usage``) and ``message_stop``;
 ``ping`` anywhere; ``error`` in place of the rest. Each event is an ``event:``
 line and a JSON ``data:`` line.
@@ -52,7 +53,7 @@ import orjson
 
 from proxy.sse import EventSplitter, SSEEvent
 from proxy.wire.base import StreamRound
-from proxy.wire.messages import sse_event
+from proxy.wire.messages import UnparsedInput, sse_event
 
 
 def _merge_usage(into: dict[str, Any], usage: Any) -> None:
@@ -245,6 +246,17 @@ class MessagesStreamRound(StreamRound):
             block["signature"] = delta.get("signature")
         elif kind == "citations_delta":
             block["citations"] = [*(block.get("citations") or []), delta.get("citation")]
+        else:
+            # A delta type this reader does not know (``compaction_delta``: the
+            # summary and ``encrypted_content`` of a ``compaction`` block opened with
+            # null): its fields go on the block, text appended to text, so the turn
+            # sent back carries what the client was shown.
+            for key, value in delta.items():
+                if key == "type":
+                    continue
+                before = block.get(key)
+                block[key] = before + value if isinstance(before, str) and isinstance(
+                    value, str) else value
 
     @staticmethod
     def _finish(slot: dict[str, Any]) -> None:
@@ -252,8 +264,7 @@ class MessagesStreamRound(StreamRound):
             try:
                 slot["block"]["input"] = orjson.loads(slot["json"])
             except orjson.JSONDecodeError:
-                slot["block"]["input"] = {}
-                slot["unparsed"] = slot["json"]  # never sent on: not a block field
+                slot["block"]["input"] = UnparsedInput(slot["json"])
 
     # -- what the round said ------------------------------------------------------------
     def content(self, *, client_only: bool = False) -> list[dict[str, Any]]:

@@ -395,7 +395,9 @@ class ResponsesWire(WireAdapter):
         item"); without one it is plain input. A ``function_call`` with
         ``arguments: ""`` (a no-argument call, as OpenAI-compatible servers write it)
         goes as ``"{}"``, what it was run with. Otherwise calls, text and encrypted
-        reasoning go on unchanged."""
+        reasoning go on unchanged, and so does a reasoning item that carries its
+        text (``reasoning_text`` parts in ``content``: gpt-oss and other servers that
+        show raw reasoning, and read it back on the next turn of a tool loop)."""
         items = message.get(ITEMS)
         if not isinstance(items, list):
             return message
@@ -408,7 +410,8 @@ class ResponsesWire(WireAdapter):
         if body.get("store") is not False:
             return message
         kept = [i for i in items if not (isinstance(i, dict) and i.get("type") == "reasoning"
-                                         and not i.get("encrypted_content"))]
+                                         and not i.get("encrypted_content")
+                                         and not i.get("content"))]
         if len(kept) == len(items):
             return message
         kept = [{k: v for k, v in i.items() if k != "id"}

@@ -480,11 +480,20 @@ def _adopt_terminal_items(sr: ResponsesStreamRound, state: StreamState) -> None:
     """Items the terminal event's ``output`` holds but no ``output_item.done`` brought
     (some compatible servers stream only deltas and the terminal) join the items
     the client is shown, so that the stored turn and a restated terminal keep them.
-    The proxy's own memory calls stay out."""
+    The proxy's own memory calls stay out. An item the terminal states too (same
+    ``id`` and type) is shown as the terminal states it, the response's final word:
+    servers and translators end a message with ``output_item.done`` whose
+    ``content`` is ``[]``, or close it before its last deltas."""
     up = sr.response.get("output") if sr.terminal is not None and sr.response else None
     if not isinstance(up, list):
         return
     for i, item in enumerate(up):
+        done = sr.items.get(i)
+        if (isinstance(done, dict) and isinstance(item, dict) and item != done
+                and done.get("id") is not None and done.get("id") == item.get("id")
+                and done.get("type") == item.get("type")):
+            state.output = [item if o is done else o for o in state.output]
+            sr.items[i] = item
         if i in sr.items or i in sr.hidden:
             continue
         if isinstance(item, dict) and item.get("type") == "function_call" \

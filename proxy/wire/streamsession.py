@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from proxy.sse import content_text
 from proxy.wire.base import StreamRound, WireAdapter
 from proxy.wire.chat import sum_usage
 from proxy.wire.chatstream import ChatStreamRound
@@ -95,7 +96,7 @@ class StreamSession:
         """Note what round ``sr`` showed (``committed``: the client's status is sent)."""
         if committed and self.stream_id is None and sr.identity()[0] is not None:
             self.stream_id = sr.identity()
-        self._contents.append((sr, self.message(sr).get("content") or ""))
+        self._contents.append((sr, content_text(self.message(sr).get("content"))))
 
     @property
     def parts(self) -> list[str]:
