@@ -23,6 +23,13 @@ of the tenant before the pre-test; now only bodies of the redacted conversation'
 tree): the body is parsed and each message hashed. Then the redaction's own scan of
 one such body (``Scrubber``): the anchor pre-test of a body that holds no copy, and
 the scrub of one that holds the text in a message and in a block.
+
+``--overwipe``: how often a redaction takes other statements for copies. Each of the
+first 200 distinct messages of each corpus (20+ characters) is redacted in turn, and
+every other distinct message of its corpus is tested: by the former rule (any 24
+characters of the redacted text, windows every 12, case and spacing aside: wiped
+whole) and by ``Scrubber`` (a changed string). The other messages are statements of
+their own, so each hit is an over-wipe.
 """
 from __future__ import annotations
 
@@ -93,13 +100,51 @@ def redacted(passes: int) -> None:
           f" scrub (two copies) {d:.2f} ms")
 
 
+def _former_rule(said: str) -> Callable[[str], bool]:
+    """The rule before: a string holding any 24-character window of the text."""
+    import re
+
+    def norm(t: str) -> str:
+        return re.sub(r"\s+", " ", t).strip().lower()
+
+    text = norm(said)
+    pieces = ({text} if len(text) <= 24 else
+              {text[i:i + 24] for i in range(0, len(text) - 23, 12)} | {text[-24:]})
+    return lambda other: any(p in norm(other) for p in pieces)
+
+
+def overwipe() -> None:
+    """The ``--overwipe`` figures (module docstring)."""
+    from memory_core.store.scrub import Scrubber
+
+    print(f"{'corpus':10} {'redacted':>8} {'pairs':>8} {'former':>7} {'now':>5}")
+    for name, pairs in corpora(ROOT).items():
+        texts = list(dict.fromkeys(t for t, _ in pairs if len(t.strip()) >= 20))
+        tried = texts[:200]
+        former = now = tested = 0
+        for said in tried:
+            old, new = _former_rule(said), Scrubber([said])
+            for other in texts:
+                if other == said:
+                    continue
+                tested += 1
+                former += old(other)
+                now += new.scrub(other) != other
+        print(f"{name:10} {len(tried):8d} {tested:8d} {former:7d} {now:5d}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--passes", type=int, default=7)
     ap.add_argument("--redacted", action="store_true",
                     help="only the figures of a tenant's redaction (module docstring)")
+    ap.add_argument("--overwipe", action="store_true",
+                    help="only the over-wipe counts (module docstring)")
     args = ap.parse_args()
     passes = args.passes
+    if args.overwipe:
+        overwipe()
+        return
     if args.redacted:
         redacted(passes)
         return

@@ -8,16 +8,19 @@ client resends its history as it was). :mod:`memory_core.store.redaction` does t
 SQL; ``memory_core.capture.forwarded`` masks the bodies it logs.
 
 What is a copy. Texts are compared as tokens: words (letters and digits, lower-cased;
-punctuation and spacing aside) and each CJK character. A *run* is a stretch of a
-string whose tokens repeat, in order, a stretch of one redacted text (found through
-its :data:`SHINGLE`-token shingles; a word cut off at either end of the run, as a
+punctuation and spacing aside) and each CJK character (counted as half a word below:
+a character says less than a word). A *run* is a stretch of a string whose tokens
+repeat, in order, a stretch of one redacted text (found through its
+:data:`SHINGLE`-token shingles; a word cut off at either end of the run, as a
 truncated snippet cuts one, belongs to it). A run is a copy when it is
 
-- at least half of that text (a substantial share of it), or
-- the whole of one of its sentences of :data:`SENTENCE_TOKENS` tokens or more, or
-- at least :data:`SHINGLE` tokens holding :data:`MARKED` or more of its marked
-  tokens: those spelled with a digit or a capital letter (not a sentence's first
-  word): names, numbers, identifiers, what an operator redacts.
+- at least half of that text, and either :data:`SENTENCE_TOKENS` words long or holding
+  one of its marked tokens (below), or
+- the whole of one of its sentences of :data:`SENTENCE_TOKENS` words or more, or
+- at least :data:`SHINGLE` words holding :data:`MARKED` or more of its marked
+  tokens: those spelled with a digit, or with a capital letter and more than one
+  character (not a sentence's first word; "I" is no name): names, numbers,
+  identifiers, what an operator redacts.
 
 A phrase the redacted text shares with other conversations ("let me know if anything
 looks wrong") is none of these and stays where it is. A string that *is* one of the
@@ -52,7 +55,7 @@ conversation tree that holds a redacted message (only its threads' bodies can)."
 SHINGLE = 5
 """Tokens of a shingle: a run is found through the shingles it shares."""
 
-SENTENCE_TOKENS = 8
+SENTENCE_TOKENS = 10
 """A whole sentence of the redacted text this long (tokens) is a copy by itself."""
 
 MARKED = 2
@@ -64,6 +67,7 @@ normalised, is too common to replace inside other strings."""
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
+_CJK_CHAR = re.compile(rf"[{_CJK}]")
 _SENTENCE_END = re.compile(r"[.!?;\n。！？；]")
 _SPACE = re.compile(r"\s+")
 
@@ -73,14 +77,15 @@ def _norm(text: str) -> str:
 
 
 class _Source:
-    """One redacted text as tokens: their lower-cased forms, which are marked, and
-    the sentence each belongs to (with each sentence's token range)."""
+    """One redacted text as tokens: their lower-cased forms, which are marked, their
+    weights (a CJK character half a word) and each sentence's token range."""
 
-    __slots__ = ("marked", "sentences", "tokens")
+    __slots__ = ("marked", "sentences", "tokens", "weights")
 
     def __init__(self, text: str) -> None:
         found = list(_TOKEN.finditer(text))
         self.tokens = [m.group().lower() for m in found]
+        self.weights = [0.5 if _CJK_CHAR.fullmatch(t) else 1.0 for t in self.tokens]
         self.marked: list[bool] = []
         self.sentences: list[tuple[int, int]] = []
         start, prev_end = 0, 0
@@ -89,8 +94,8 @@ class _Source:
                 self.sentences.append((start, i))
                 start = i
             word = m.group()
-            capital = any(c.isupper() for c in word[1:]) or (word[:1].isupper()
-                                                               and i != start)
+            capital = len(word) > 1 and (any(c.isupper() for c in word[1:])
+                                         or (word[0].isupper() and i != start))
             self.marked.append(any(c.isdigit() for c in word) or capital)
             prev_end = m.end()
         if found:
@@ -99,12 +104,15 @@ class _Source:
     def is_copy(self, at: int, length: int) -> bool:
         """Whether the run of ``length`` tokens from token ``at`` is a copy (module
         docstring)."""
-        if 2 * length >= len(self.tokens):
-            return True
         end = at + length
-        if any(b - a >= SENTENCE_TOKENS and at <= a and b <= end for a, b in self.sentences):
+        weight = sum(self.weights[at:end])
+        if 2 * weight >= sum(self.weights) and (weight >= SENTENCE_TOKENS
+                                                or any(self.marked[at:end])):
             return True
-        return length >= SHINGLE and sum(self.marked[at:end]) >= MARKED
+        if any(at <= a and b <= end and sum(self.weights[a:b]) >= SENTENCE_TOKENS
+               for a, b in self.sentences):
+            return True
+        return weight >= SHINGLE and sum(self.marked[at:end]) >= MARKED
 
 
 class Scrubber:
