@@ -454,10 +454,11 @@ def _continue_redacted(nodes: _Nodes, messages: list[Any], keys: list[str], k: i
     (:mod:`memory_core.store.redaction`): rebuilt from them after a restart, the
     conversation's message ``k`` holds :data:`~memory_core.store.scrub.PLACEHOLDER`
     and hashes to no stored node. It continues instead the stored child of the same
-    parent, of the same role, whose text holds the placeholder (its text alike
-    first; of several, the one the rest of the request continues furthest), and the
-    keys after it are hashed from that node's key. Repeated while the next unstored
-    message holds the placeholder too. Returns ``(keys, matched prefix)``, the
+    parent, of the same role, whose stored text is its text (the redaction scrubbed
+    both alike; of several, the one the rest of the request continues furthest), and
+    the keys after it are hashed from that node's key. A new message that merely
+    quotes the placeholder differs in its text and is stored as usual. Repeated
+    while the next unstored message holds the placeholder too. Returns ``(keys, matched prefix)``, the
     arguments unchanged when no such node is stored."""
     while k < len(messages) and PLACEHOLDER in message_text(messages[k]):
         parent = nodes.get(keys[k - 1]) if k else None
@@ -465,13 +466,13 @@ def _continue_redacted(nodes: _Nodes, messages: list[Any], keys: list[str], k: i
             break
         s, msg = nodes.scope, messages[k]
         role = msg.get("role") if isinstance(msg, dict) else None
-        text = message_text(msg)
-        found = sorted(nodes.tx.capture.redacted_children(
+        text = storable_text(message_text(msg))
+        found = nodes.tx.capture.redacted_children(
             s.tenant, s.role, s.session, parent.id if parent is not None else None,
-            PLACEHOLDER), key=lambda c: c[1] != text)
+            PLACEHOLDER)
         best: tuple[int, list[str]] | None = None
-        for node, _, msg_role in found:
-            if msg_role != role:
+        for node, stored, msg_role in found:
+            if msg_role != role or stored != text:
                 continue
             tried = [*keys[:k], node, *chain_keys(messages[k + 1:], node, legacy=legacy)]
             reach = matched_prefix(nodes, tried)

@@ -137,9 +137,9 @@ class Scrubber:
         for n, src in enumerate(self._sources):
             for i in range(len(src.tokens) - SHINGLE + 1):
                 self._shingles.setdefault(tuple(src.tokens[i:i + SHINGLE]), []).append((n, i))
-                rarest = max(range(i, i + SHINGLE),
-                             key=lambda j, src=src: (src.marked[j], len(src.tokens[j])))
-                anchors.add(src.tokens[rarest])
+                rarest = max(zip(src.marked[i:i + SHINGLE], src.tokens[i:i + SHINGLE],
+                                 strict=True), key=lambda pair: (pair[0], len(pair[1])))
+                anchors.add(rarest[1])
         for t in self.whole:
             first = _TOKEN.search(t)
             anchors.add(first.group() if first else t)
