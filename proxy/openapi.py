@@ -102,7 +102,8 @@ def _paths() -> dict[str, Any]:
             " spans in replies, summaries, logs, forwarded bodies and Responses chain"
             " rows replaced, index updates queued. Answers the rows changed (ids per"
             " table) and held_elsewhere: other messages stating the same text, left as"
-            " they are. Needs confirm: true unless dry_run.", [_path("message_id"), TENANT, ROLE, SESSION],
+            " they are. Needs confirm: true unless dry_run.",
+            [_path("message_id"), TENANT, ROLE, SESSION],
             body={"type": "object", "properties": {
                 "confirm": {"type": "boolean"}, "dry_run": {"type": "boolean"}}},
             errors=(400, 404))},

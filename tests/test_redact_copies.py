@@ -54,7 +54,8 @@ def test_a_stock_phrase_is_no_copy_and_a_snippet_is_replaced_in_place() -> None:
 
 
 def test_cjk_copies_are_found_by_characters() -> None:
-    said = "王小明的电话是一三九零零零零，住在北京市朝阳区。集群在七四一一端口运行，请查看。"
+    said = ("王小明的电话是一三九零零零零，住在北京市朝阳区。"
+            "集群在七四一一端口运行，请查看。")
     scrub = Scrubber([said])
     assert scrub.scrub("摘要：王小明的电话是一三九零零零零，住在北京市朝阳区。") \
         == f"摘要：{PLACEHOLDER}。"

@@ -35,9 +35,10 @@ def redact(tx: Tx, message_id: int, *, tenant: str | None = None, role: str | No
     ``sources_dropped``, ``forwarded_bodies_edited`` and ``response_items_scrubbed``;
     ``rows``: the ids of the rows changed per table; ``held_elsewhere``: the other
     messages that state the text and are left as they are (``[{message_id,
-    thread_id, role, msg_role}]``, see :mod:`memory_core.store.redaction`); ``None`` when no message of that id is in ``tenant``/``role``/``session``. With ``dry_run``
-    the counts are exact and nothing changes. Raises ``ValueError`` for an id that is
-    not a positive integer."""
+    thread_id, role, msg_role}]``, see :mod:`memory_core.store.redaction`); ``None``
+    when no message of that id is in ``tenant``/``role``/``session``. With
+    ``dry_run`` the counts are exact and nothing changes. Raises ``ValueError`` for
+    an id that is not a positive integer."""
     if isinstance(message_id, bool) or not isinstance(message_id, int) or message_id < 1:
         raise ValueError("redact: message id must be a positive integer")
     return tx.purge.redact_message(message_id, tenant=tenant, role=role, session=session,

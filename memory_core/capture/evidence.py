@@ -458,8 +458,8 @@ def _continue_redacted(nodes: _Nodes, messages: list[Any], keys: list[str], k: i
     both alike; of several, the one the rest of the request continues furthest), and
     the keys after it are hashed from that node's key. A new message that merely
     quotes the placeholder differs in its text and is stored as usual. Repeated
-    while the next unstored message holds the placeholder too. Returns ``(keys, matched prefix)``, the
-    arguments unchanged when no such node is stored."""
+    while the next unstored message holds the placeholder too. Returns ``(keys,
+    matched prefix)``, the arguments unchanged when no such node is stored."""
     while k < len(messages) and PLACEHOLDER in message_text(messages[k]):
         parent = nodes.get(keys[k - 1]) if k else None
         if k and parent is None:
