@@ -78,6 +78,10 @@ follow it within seconds, and 1,024 blocks at a full 3,000-token budget (about
 12,000 characters each) would hold about 12 MB."""
 
 
+THREAD_ROOTS_KEPT = 65_536
+"""Thread roots :meth:`Engine._redacted_for` keeps (cleared whole past it)."""
+
+
 REDACTED_TTL_S = 5.0
 """Seconds the forwarded-body log trusts its copy of the redacted messages' hashes: a
 message redacted by the CLI or another replica is masked in bodies logged after it."""
@@ -124,9 +128,13 @@ class Engine:
         self._forward_pool: ThreadPoolExecutor | None = None  # record_forwarded, lazily
         self._forward_lock = threading.Lock()
         self._forward_queued = 0  # record_forwarded jobs queued, not started
-        self._redacted: tuple[float, dict[str, frozenset[str]]] | None = None
-        """(when read, content hashes of redacted messages by tenant): the ``meta``
-        row, read again after :data:`REDACTED_TTL_S` (another process may redact)."""
+        self._redacted: tuple[float, dict[str, frozenset[str]],
+                              dict[str, frozenset[int]]] | None = None
+        """(when read, content hashes of redacted messages and roots of their trees by
+        tenant): the ``meta`` rows, read again after :data:`REDACTED_TTL_S` (another
+        process may redact)."""
+        self._thread_roots: dict[int, int] = {}
+        """Thread id → its root message id (:meth:`_redacted_for`; a root never moves)."""
         self._active_items = ActiveItems(prepare=item_features, fold_key=fold_key,
                                          context=message_context)
         self._superseded = SupersededItems()
@@ -836,24 +844,53 @@ class Engine:
                                     redact=self.config.redact_secrets,
                                     identity=self.config.redact_identity_numbers,
                                     dumps=dumps,
-                                    removed=self._redacted_hashes().get(scope.tenant))
+                                    removed=self._redacted_for(scope.tenant,
+                                                               meta.get("thread_id")))
             return self.store.write_tx(forwarded.insert, row, keep).result()
 
         return self._forward_pool.submit(job)
 
 
-    def _redacted_hashes(self) -> dict[str, frozenset[str]]:
-        """Content hashes of the redacted messages by tenant: a body forwarded later
-        still carries the client's copy, stored with the placeholder instead."""
+    def _redacted_for(self, tenant: str, thread_id: int | None) -> frozenset[str] | None:
+        """The content hashes a body forwarded in ``thread_id`` must be masked for
+        (:func:`memory_core.store.scrub.mask_messages`), or ``None`` when it cannot
+        carry a redacted message: its tenant has none, or its thread's conversation
+        tree (its root message) holds none. Only such a body is parsed and hashed.
+        A body of no known thread is tested whole."""
+        hashes, roots = self._redacted_state()
+        removed = hashes.get(tenant)
+        if not removed or thread_id is None:
+            return removed or None
+        held = roots.get(tenant)
+        if held is None:
+            return removed  # listed before roots were: every body is tested
+        root = self._thread_roots.get(thread_id)
+        if root is None:
+            ends = self.store.read_tx(lambda tx: tx.capture.thread_ends(thread_id))
+            root = ends.get("root_message_id") if ends else None
+            if root is None:
+                return removed
+            if len(self._thread_roots) >= THREAD_ROOTS_KEPT:
+                self._thread_roots.clear()
+            self._thread_roots[thread_id] = root = int(root)
+        return removed if root in held else None
+
+    def _redacted_state(self) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[int]]]:
+        """Content hashes of the redacted messages, and the roots of their
+        conversation trees, by tenant: a body forwarded later still carries the
+        client's copy, stored with the placeholder instead."""
         held, now = self._redacted, time.monotonic()
         if held is not None and now - held[0] < REDACTED_TTL_S:
-            return held[1]
-        from memory_core.store.scrub import META_KEY, redacted_hashes
+            return held[1], held[2]
+        from memory_core.store.scrub import META_KEY, ROOTS_KEY, redacted_hashes, redacted_roots
 
-        hashes = redacted_hashes(self.store.read_tx(
-            lambda tx: tx.engine_writes.meta(META_KEY)))
-        self._redacted = (now, hashes)
-        return hashes
+        def read(tx: Tx) -> tuple[str | None, str | None]:
+            return tx.engine_writes.meta(META_KEY), tx.engine_writes.meta(ROOTS_KEY)
+
+        hashes_text, roots_text = self.store.read_tx(read)
+        hashes, roots = redacted_hashes(hashes_text), redacted_roots(roots_text)
+        self._redacted = (now, hashes, roots)
+        return hashes, roots
 
     def remember_response(self, scope: Scope, response_id: str, parent: str | None,
                           items: list[Any], ticket: CaptureTicket | None = None,
@@ -995,10 +1032,11 @@ class Engine:
             # the purged ids' counts (see memory_core.capture.message_facts)
             self._message_facts.clear()
             self._summary_nodes.clear()  # not needed for correctness: frees memory
+            self._thread_roots.clear()  # a purged thread's id may be used again
         return removed
 
     def redact(self, message_id: int, *, tenant: str | None = None, role: str | None = None,
-               session: str | None = None, dry_run: bool = False) -> dict[str, int] | None:
+               session: str | None = None, dry_run: bool = False) -> dict[str, Any] | None:
         """Irreversibly replace one message's stored content by a placeholder and keep
         the conversation (:mod:`memory_core.admin.redact`); ``tenant``/``role``/
         ``session``, when given, bound it. Returns rows changed per table (or that would be, with

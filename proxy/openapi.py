@@ -98,9 +98,12 @@ def _paths() -> dict[str, Any]:
             [_path("message_id"), TENANT, ROLE], errors=(404,))},
         "/lcm/v1/messages/{message_id}/redact": {"post": _op(
             "Irreversibly replace one message's content by \"[removed by operator]\" and"
-            " keep the conversation: items stated only there are deleted, copies in"
-            " summaries, logs and forwarded bodies scrubbed, index updates queued. Needs"
-            " confirm: true unless dry_run.", [_path("message_id"), TENANT, ROLE, SESSION],
+            " keep the conversation: items stated only there are deleted, the copied"
+            " spans in replies, summaries, logs, forwarded bodies and Responses chain"
+            " rows replaced, index updates queued. Answers the rows changed (ids per"
+            " table) and held_elsewhere: other messages stating the same text, left as"
+            " they are. Needs confirm: true unless dry_run.",
+            [_path("message_id"), TENANT, ROLE, SESSION],
             body={"type": "object", "properties": {
                 "confirm": {"type": "boolean"}, "dry_run": {"type": "boolean"}}},
             errors=(400, 404))},

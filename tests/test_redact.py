@@ -192,29 +192,30 @@ async def test_cli_redact_dry_run_then_yes_and_the_api_bounds(
     assert missing.exit_code == 1 and "no message 999999" in missing.output
 
 
-def test_a_scrubber_replaces_copies_and_finds_pieces_left() -> None:
+def test_a_scrubber_replaces_copies_and_keeps_the_rest() -> None:
     scrub = Scrubber([RECORD], ["Ilse Marrowfield: phone 555-0142"])
-    assert scrub.replace(f"[block] {RECORD} ok") == f"[block] {PLACEHOLDER} ok"
-    assert scrub.holds_piece("snippet: ...the ZEBRAQUILL cluster runs on port 7411 w...")
+    assert scrub.scrub(f"[block] {RECORD} ok") == f"[block] {PLACEHOLDER} ok"
+    assert scrub.scrub("snippet: ...the ZEBRAQUILL cluster runs on port 7411 w...") \
+        == f"snippet: ...{PLACEHOLDER}..."
     assert scrub.scrub("- [#4] user said the ZEBRAQUILL cluster runs on port 7411") \
-        == PLACEHOLDER
+        == f"- [#4] user said {PLACEHOLDER}"
     assert scrub.scrub("The staging database runs on port 5433.") \
         == "The staging database runs on port 5433."
-    value, residue = scrub.scrub_value({"messages": [{"content": f"a {RECORD}"},
-                                                     {"content": "cluster runs on port 7411"
-                                                                 " when the VPN"}]},
-                                       whole=False)
-    assert residue and value["messages"][0]["content"] == f"a {PLACEHOLDER}"
+    assert scrub.scrub("ilse marrowfield:  phone 555-0142") == PLACEHOLDER  # an item, whole
+    value = scrub.scrub_value({"messages": [{"content": f"a {RECORD}"},
+                                            {"content": "cluster runs on port 7411"
+                                                        " when the VPN"}]})
+    assert value["messages"] == [{"content": f"a {PLACEHOLDER}"},
+                                 {"content": PLACEHOLDER}]
 
 
 def test_a_short_text_is_a_copy_only_as_a_whole_string() -> None:
     scrub = Scrubber(["Yes, go."])
     assert scrub.scrub("yes,  go.") == PLACEHOLDER
     assert scrub.scrub("Yes, go. I will deploy it now.") == "Yes, go. I will deploy it now."
-    value, residue = scrub.scrub_value({"messages": [{"content": "Yes, go."},
-                                                     {"content": "Yes, go ahead"}]},
-                                       whole=False)
-    assert not residue and value["messages"][0]["content"] == PLACEHOLDER
+    value = scrub.scrub_value({"messages": [{"content": "Yes, go."},
+                                            {"content": "Yes, go ahead"}]})
+    assert value["messages"][0]["content"] == PLACEHOLDER
     assert value["messages"][1]["content"] == "Yes, go ahead"
 
 
@@ -260,7 +261,7 @@ async def test_a_summary_that_quoted_it_loses_the_line_and_the_thread_goes_on(
     assert "ZEBRAQUILL" not in cli_search(proxy, "ZEBRAQUILL")
 
 
-async def test_a_responses_chain_row_that_holds_it_is_dropped_and_said(
+async def test_a_responses_chain_row_that_holds_it_is_scrubbed_and_kept(
         make_proxy: Any, upstream: FakeUpstream) -> None:
     proxy = await make_proxy()
     client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY, max_retries=0)
@@ -273,7 +274,8 @@ async def test_a_responses_chain_row_that_holds_it_is_dropped_and_said(
     message_id, thread = message_of(proxy, RECORD)
     assert n(proxy, "SELECT COUNT(*) FROM response_threads") == 2
     changed = proxy.engine.redact(message_id)
-    assert changed is not None and changed["response_items_dropped"] >= 1
+    assert n(proxy, "SELECT COUNT(*) FROM response_threads") == 2
+    assert changed is not None and changed["response_items_scrubbed"] >= 1
     assert stored_copies(proxy, "ZEBRAQUILL") == {}
     rows = [zlib.decompress(bytes(r[0])) for r in store_sql(
         proxy.engine, "SELECT items FROM response_threads")]

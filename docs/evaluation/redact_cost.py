@@ -14,6 +14,22 @@ per message, best of ``--passes`` (default 7) in process CPU time:
 
 and a 1000-turn, 380 KiB forwarded body (``forwarded.prepare``, the inspector's log;
 first scan, no cache of clean messages) off / on. Prints a table with the ratio on/off.
+
+``--redacted`` (operators' ``memory redact``): what a tenant's redaction costs the
+forwarded-body log, per 1000-turn body (bytes, and the dict the proxy hands over):
+``prepare`` with no redacted hash (a body the thread-root pre-test lets through, and
+every body before any redaction) against one with the tenant's hashes (every body
+of the tenant before the pre-test; now only bodies of the redacted conversation's
+tree): the body is parsed and each message hashed. Then the redaction's own scan of
+one such body (``Scrubber``): the anchor pre-test of a body that holds no copy, and
+the scrub of one that holds the text in a message and in a block.
+
+``--overwipe``: how often a redaction takes other statements for copies. Each of the
+first 200 distinct messages of each corpus (20+ characters) is redacted in turn, and
+every other distinct message of its corpus is tested: by the former rule (any 24
+characters of the redacted text, windows every 12, case and spacing aside: wiped
+whole) and by ``Scrubber`` (a changed string). The other messages are statements of
+their own, so each hit is an over-wipe.
 """
 from __future__ import annotations
 
@@ -46,10 +62,92 @@ def best_us(fn: Callable[[], object], n: int, passes: int) -> float:
     return best / n * 1e6
 
 
+def redacted(passes: int) -> None:
+    """The ``--redacted`` figures (module docstring)."""
+    import orjson
+
+    from memory_core.store.scrub import Scrubber
+
+    said = ("Customer record for the ticket: Ilse Marrowfield, phone 555-0142, the"
+            " ZEBRAQUILL cluster runs on port 7411 when the VPN is up.")
+    scope = Scope("t", "r")
+    turns = [{"role": "user" if i % 2 == 0 else "assistant",
+              "content": f"turn {i}: the staging database runs on port {5000 + i} and the "
+                         "ledger migration plan needs review by the team before Friday. " * 3}
+             for i in range(1000)]
+    parsed = {"model": "m", "messages": turns}
+    body = orjson.dumps(parsed)
+    hashes = frozenset({forwarded._digest({"role": "user", "content": said})})
+
+    def prep(given: object, removed: frozenset[str] | None) -> None:
+        forwarded.prepare(scope, "r", given, {}, max_bytes=4 << 20, redact=False,
+                          removed=removed)
+
+    print(f"forwarded 1000-turn body ({len(body) // 1024} KiB), per body, ms:")
+    print(f"{'given as':8} {'no hash':>8} {'hashes':>8} {'added':>8}")
+    for name, given in (("bytes", body), ("dict", parsed)):
+        a = best_us(lambda g=given: prep(g, None), 1, passes) / 1000
+        b = best_us(lambda g=given: prep(g, hashes), 1, passes) / 1000
+        print(f"{name:8} {a:8.2f} {b:8.2f} {b - a:8.2f}")
+    scrub = Scrubber([said])
+    text = body.decode()
+    holding = orjson.loads(body)
+    holding["messages"][500] = {"role": "user", "content": said}
+    holding["messages"][998]["content"] = f"[memory] the user said: {said[30:110]}…"
+    c = best_us(lambda: scrub.may_hold(text), 1, passes) / 1000
+    d = best_us(lambda: scrub.scrub_value(holding), 1, passes) / 1000
+    print(f"redaction scan of one body: pre-test (no copy) {c:.2f} ms,"
+          f" scrub (two copies) {d:.2f} ms")
+
+
+def _former_rule(said: str) -> Callable[[str], bool]:
+    """The rule before: a string holding any 24-character window of the text."""
+    import re
+
+    def norm(t: str) -> str:
+        return re.sub(r"\s+", " ", t).strip().lower()
+
+    text = norm(said)
+    pieces = ({text} if len(text) <= 24 else
+              {text[i:i + 24] for i in range(0, len(text) - 23, 12)} | {text[-24:]})
+    return lambda other: any(p in norm(other) for p in pieces)
+
+
+def overwipe() -> None:
+    """The ``--overwipe`` figures (module docstring)."""
+    from memory_core.store.scrub import Scrubber
+
+    print(f"{'corpus':10} {'redacted':>8} {'pairs':>8} {'former':>7} {'now':>5}")
+    for name, pairs in corpora(ROOT).items():
+        texts = list(dict.fromkeys(t for t, _ in pairs if len(t.strip()) >= 20))
+        tried = texts[:200]
+        former = now = tested = 0
+        for said in tried:
+            old, new = _former_rule(said), Scrubber([said])
+            for other in texts:
+                if other == said:
+                    continue
+                tested += 1
+                former += old(other)
+                now += new.scrub(other) != other
+        print(f"{name:10} {len(tried):8d} {tested:8d} {former:7d} {now:5d}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--passes", type=int, default=7)
-    passes = ap.parse_args().passes
+    ap.add_argument("--redacted", action="store_true",
+                    help="only the figures of a tenant's redaction (module docstring)")
+    ap.add_argument("--overwipe", action="store_true",
+                    help="only the over-wipe counts (module docstring)")
+    args = ap.parse_args()
+    passes = args.passes
+    if args.overwipe:
+        overwipe()
+        return
+    if args.redacted:
+        redacted(passes)
+        return
     sets = {k: [t for t, _ in v] for k, v in corpora(ROOT).items()}
     sets["numbers"] = [f"Order {i}: pay with card 4111 1111 1111 1111 to IBAN "
                        f"DE89 3704 0044 0532 0130 00 by 2024-01-{i % 28 + 1:02d}."

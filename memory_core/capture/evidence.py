@@ -32,6 +32,7 @@ from memory_core.capture.tree import (
 from memory_core.config import MemoryConfig
 from memory_core.models import CaptureResult, CaptureTicket, Scope
 from memory_core.store.api import MessageRow, NodeRef, Row, Tx
+from memory_core.store.scrub import PLACEHOLDER
 from memory_core.tokens import count_tokens
 
 _DEFAULT_CONFIG = MemoryConfig()
@@ -444,6 +445,45 @@ def regroup_calls(nodes: _Nodes, messages: list[Any], keys: list[str], k: int,
     return out, index
 
 
+def _continue_redacted(nodes: _Nodes, messages: list[Any], keys: list[str], k: int,
+                       legacy: bool) -> tuple[list[str], int]:
+    """Keys that continue a redacted node where the request holds its placeholder.
+
+    A redacted message keeps its node key (the hash of the text it had), and the
+    copies of a Responses API chain are kept with the placeholder in its place
+    (:mod:`memory_core.store.redaction`): rebuilt from them after a restart, the
+    conversation's message ``k`` holds :data:`~memory_core.store.scrub.PLACEHOLDER`
+    and hashes to no stored node. It continues instead the stored child of the same
+    parent, of the same role, whose stored text is its text (the redaction scrubbed
+    both alike; of several, the one the rest of the request continues furthest), and
+    the keys after it are hashed from that node's key. A new message that merely
+    quotes the placeholder differs in its text and is stored as usual. Repeated
+    while the next unstored message holds the placeholder too. Returns ``(keys,
+    matched prefix)``, the arguments unchanged when no such node is stored."""
+    while k < len(messages) and PLACEHOLDER in message_text(messages[k]):
+        parent = nodes.get(keys[k - 1]) if k else None
+        if k and parent is None:
+            break
+        s, msg = nodes.scope, messages[k]
+        role = msg.get("role") if isinstance(msg, dict) else None
+        text = storable_text(message_text(msg))
+        found = nodes.tx.capture.redacted_children(
+            s.tenant, s.role, s.session, parent.id if parent is not None else None,
+            PLACEHOLDER)
+        best: tuple[int, list[str]] | None = None
+        for node, stored, msg_role in found:
+            if msg_role != role or stored != text:
+                continue
+            tried = [*keys[:k], node, *chain_keys(messages[k + 1:], node, legacy=legacy)]
+            reach = matched_prefix(nodes, tried)
+            if best is None or reach > best[0]:
+                best = (reach, tried)
+        if best is None or best[0] <= k:
+            break
+        k, keys = best
+    return keys, k
+
+
 def _first_renormalised(messages: list[Any], k: int) -> int | None:
     """The index of the first message whose canonical form differs from its legacy
     form, looking no further than ``k`` (``None``: none up to ``k``). Checks
@@ -496,6 +536,8 @@ def capture_request(
         k_l = matched_prefix(nodes, keys_l)
         if k_l > k:
             keys, k, legacy = keys_l, k_l, True
+    if k < len(messages) and PLACEHOLDER in message_text(messages[k]):
+        keys, k = _continue_redacted(nodes, messages, keys, k, legacy)
     index: list[int] | None = None  # request message → its place in the stored path
     if 0 < k < len(messages):
         regrouped = regroup_calls(nodes, messages, keys, k, legacy)

@@ -148,6 +148,14 @@ class CaptureWrites(Protocol):
         """The stored message of node ``key`` in the scope, or ``None``."""
         ...
 
+    def redacted_children(self, tenant: str, role: str, session: str,
+                          parent_id: int | None, placeholder: str
+                          ) -> list[tuple[str, str, str]]:
+        """``(node_key, text, msg_role)`` of the scope's messages under ``parent_id``
+        (``None``: the roots) whose text holds ``placeholder``, oldest first: the
+        nodes a redaction left (``memory_core.capture.evidence``)."""
+        ...
+
     def nodes(self, tenant: str, role: str, session: str, keys: Sequence[str]
               ) -> dict[str, NodeRef]:
         """The stored messages of those of ``keys`` stored in the scope, by key (one
@@ -763,7 +771,7 @@ class Purge(Protocol):
         ...
 
     def redact_message(self, message_id: int, *, tenant: str | None, role: str | None,
-                       dry_run: bool, session: str | None = None) -> dict[str, int] | None:
+                       dry_run: bool, session: str | None = None) -> dict[str, Any] | None:
         """Replace one message's content by a placeholder, keep its row and node key
         (:mod:`memory_core.store.redaction`): drop the items stated only there as a
         purge does, scrub its copies, queue index upserts and deletes, record a

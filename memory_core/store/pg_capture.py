@@ -54,6 +54,15 @@ class PgCaptureWrites:
             " AND session = %s AND node_key = %s", (tenant, role, session, key)).fetchone()
         return NodeRef(int(row[0]), int(row[1]), int(row[2])) if row is not None else None
 
+    def redacted_children(self, tenant: str, role: str, session: str,
+                          parent_id: int | None, placeholder: str
+                          ) -> list[tuple[str, str, str]]:
+        return [(str(r[0]), str(r[1]), str(r[2])) for r in self._c.execute(
+            "SELECT node_key, text, msg_role FROM messages WHERE tenant = %s AND role = %s"
+            " AND session = %s AND parent_id IS NOT DISTINCT FROM %s"
+            " AND strpos(text, %s) > 0 ORDER BY id",
+            (tenant, role, session, parent_id, placeholder))]
+
     def nodes(self, tenant: str, role: str, session: str, keys: Sequence[str]
               ) -> dict[str, NodeRef]:
         return {r[3]: NodeRef(int(r[0]), int(r[1]), int(r[2])) for r in self._c.execute(

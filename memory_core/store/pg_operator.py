@@ -482,9 +482,9 @@ class PgPurge:
             " VALUES (NULL, NULL, NULL, NULL, 'purge', %s, %s)", (created_at, data))
 
     def redact_message(self, message_id: int, *, tenant: str | None, role: str | None,
-                       dry_run: bool, session: str | None = None) -> dict[str, int] | None:
+                       dry_run: bool, session: str | None = None) -> dict[str, Any] | None:
         sync(self._c)  # the batch's deferred BEGIN: the savepoint nests in it
-        counts: dict[str, int] | None = None
+        counts: dict[str, Any] | None = None
         try:
             with self._c.transaction():  # a savepoint inside the job's transaction
                 self._c.execute("CREATE TEMP TABLE IF NOT EXISTS purge_ids (kind TEXT"

@@ -10,17 +10,23 @@ The message row stays with its ``node_key`` (the hash the capture matches a rese
 history on), so a client that resends the original text still continues the same
 thread and nothing is captured again; its ``text`` becomes :data:`PLACEHOLDER`, its
 ``raw_json`` keeps role, name and tool-call ids only. Copies elsewhere are scrubbed
-(:class:`memory_core.store.scrub.Scrubber`): every copy of the text is replaced by
-the placeholder; a string that still holds a piece of it (a quoted snippet, a summary
-line, the text of an item stated there) is replaced whole in assembly logs, splices,
-hidden tool rounds and summary lines (replies of its thread lose only the copies);
-a forwarded body that still holds a piece after the copies are replaced cannot be
-edited safely and loses its body (``body_omitted``); a Responses
-API ``response_threads`` row that holds it is deleted (the chain is captured by the
-node keys of its exact items, so an edited row would fork the thread). Its
-``content_hash`` (SHA-256 of the canonical message) is listed in the ``meta`` row
-:data:`META_KEY` so bodies forwarded later, which still carry the client's copy,
-are stored with the placeholder (:func:`memory_core.store.scrub.mask_messages`).
+(:class:`memory_core.store.scrub.Scrubber`, whose docstring states what a copy is):
+each copied span is replaced by the placeholder and the rest of the row stays, in
+hidden tool rounds and replies of its thread, splices, summary lines, assembly logs,
+forwarded bodies (the same JSON shape) and Responses API ``response_threads`` rows.
+A chain row is kept with its items scrubbed, so a ``previous_response_id`` still
+resolves after a restart: the capture continues a redacted node from a message that
+holds the placeholder (``memory_core.capture.evidence``). Its ``content_hash``
+(SHA-256 of the canonical message) is listed in the ``meta`` row :data:`META_KEY`,
+and the root message of its conversation tree in :data:`ROOTS_KEY`, so bodies
+forwarded later in that tree, which still carry the client's copy, are stored with
+the placeholder (:func:`memory_core.store.scrub.mask_messages`).
+
+Other messages that state the same text (another conversation's paste, a user's
+restatement later in the thread) are statements of their own, not copies derived
+from this one: they are not touched, since redacting one message must not reach into
+conversations the operator did not name, and are reported (``held_elsewhere``) so the
+operator can redact them too.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from memory_core.store.api import drop_purged_sources
 from memory_core.store.scrub import (
     META_KEY,
     PLACEHOLDER,
+    ROOTS_KEY,
     Scrubber,
     content_strings,
     redacted_raw,
@@ -48,13 +55,16 @@ def redact_rows(conn: Any, sql: Callable[[str], str], table: str, message_id: in
                 tenant: str | None, role: str | None, session: str | None = None,
                 keep_restated: Callable[[Any, str, str], None],
                 restore_orphans: Callable[[Any, str], int],
-                now: float | None = None) -> dict[str, int] | None:
+                now: float | None = None) -> dict[str, Any] | None:
     """Redact message ``message_id`` (see the module docstring) on ``conn``, inside
     the caller's savepoint, with the purge's temporary id ``table`` (``kind``,
     ``id``) already created and empty. ``sql`` turns ``?`` marks into the
     backend's; ``keep_restated`` and ``restore_orphans`` are the purge's own steps
     over the subqueries of marked ids. ``None`` when no such message is in the
-    ``tenant``, ``role`` and ``session`` given. Returns counts per table."""
+    ``tenant``, ``role`` and ``session`` given. Returns counts per table (ints),
+    ``rows`` (``{table: [ids of the rows changed]}``) and ``held_elsewhere`` (the
+    other messages of the tenant that state the text too and stay as they are:
+    ``[{message_id, thread_id, role, msg_role}]``)."""
     now = time.time() if now is None else now
     ids = ("(SELECT id FROM " + table + " WHERE kind='{}')").format
 
@@ -67,21 +77,24 @@ def redact_rows(conn: Any, sql: Callable[[str], str], table: str, message_id: in
             (tenant, row[1]), (role, row[2]), (session, row[7]))):
         return None
     _, m_tenant, m_role, thread_id, text, raw_json, created_at, _ = row
-    counts: dict[str, int] = {"messages": 0 if text == PLACEHOLDER else 1}
+    counts: dict[str, Any] = {"messages": 0 if text == PLACEHOLDER else 1}
+    rows: dict[str, list[Any]] = {"messages": [message_id] if text != PLACEHOLDER else []}
     q(f"INSERT INTO {table} (kind, id)"
       " VALUES ('message', ?)", (message_id,))
     q(f"INSERT INTO {table} (kind, id)"
       " SELECT 'item', id FROM memory_items WHERE source_message_id=?", (message_id,))
     keep_restated(conn, ids("item"), ids("message"))
-    removed_texts = [str(r[0]) for r in q(f"SELECT text FROM memory_items WHERE id IN"
-                                          f" {ids('item')}").fetchall()]
+    removed = q(f"SELECT id, text FROM memory_items WHERE id IN {ids('item')}"
+                " ORDER BY id").fetchall()
+    removed_texts = [str(r[1]) for r in removed]
+    rows["memory_items"] = [int(r[0]) for r in removed]
     try:
         raw = orjson.loads(raw_json)
     except orjson.JSONDecodeError:
         raw = None
     content = raw.get("content") if isinstance(raw, dict) else None
-    scrubber = Scrubber([text, *content_strings(content), *removed_texts]
-                        if text != PLACEHOLDER else [], removed_texts)
+    scrubber = Scrubber([text, *content_strings(content)] if text != PLACEHOLDER else [],
+                        removed_texts)
 
     counts["outbox_deletes"] = q(
         "INSERT INTO index_outbox (kind, ref_id, op) SELECT 'item', id, 'delete' FROM"
@@ -116,18 +129,22 @@ def redact_rows(conn: Any, sql: Callable[[str], str], table: str, message_id: in
     if not scrubber.is_empty:
         # a body forwarded with the message is logged just after it: a margin
         counts.update(_scrub_copies(q, scrubber, message_id, thread_id, m_tenant, m_role,
-                                    created_at - 300, touched, replies))
+                                    created_at - 300, touched, replies, rows))
     for ref in touched:
         q("DELETE FROM embeddings WHERE kind='message' AND ref_id=?", (ref,))
         q("INSERT INTO index_outbox (kind, ref_id, op) VALUES ('message', ?, 'upsert')",
           (ref,))
     counts["reindexed_messages"] = len(touched)
     _remember_hashes(q, [message_id, *replies], m_tenant)  # a client resends them all
+    _remember_root(q, thread_id, m_tenant)
     q("INSERT INTO events (request_id, tenant, role, thread_id, kind, created_at, data)"
       " VALUES (NULL, ?, ?, ?, 'redact', ?, ?)",
       (m_tenant, m_role, thread_id, now,
        orjson.dumps({"message_id": message_id, "counts": counts}).decode()))
     q(f"DELETE FROM {table}")
+    counts["rows"] = rows
+    counts["held_elsewhere"] = [] if scrubber.is_empty else _held_elsewhere(
+        q, scrubber, message_id, m_tenant, touched)
     return counts
 
 
@@ -157,26 +174,32 @@ def _drop_source(q: Callable[..., Any], items: str, message_id: int, tenant: str
 
 def _scrub_copies(q: Callable[..., Any], scrubber: Scrubber, message_id: int,
                   thread_id: int, tenant: str, role: str, since: float,
-                  touched: list[int], replies: list[int]) -> dict[str, int]:
-    """Scrub the copies of the text in rows of the message's tenant and role written
-    since it: hidden tool rounds and replies of its thread (appended to ``touched``
-    to be indexed again; the replies also to ``replies``), splices, summaries,
-    assembly logs, forwarded bodies, Responses API items."""
+                  touched: list[int], replies: list[int],
+                  rows: dict[str, list[Any]]) -> dict[str, int]:
+    """Scrub the copies of the text (:class:`Scrubber`: each copied span replaced, the
+    rest kept) in rows of the message's tenant and role written since it: hidden tool
+    rounds and replies of its thread (appended to ``touched`` to be indexed again;
+    the replies also to ``replies``), splices, summaries, assembly logs, forwarded
+    bodies, Responses API chain rows. The ids of the rows changed go to ``rows``."""
+    from memory_core.capture.evidence import dumps_lossless, loads_lossless
+
     counts = {"other_messages": 0, "splices": 0, "summary_nodes": 0, "assembly_logs": 0,
-              "forwarded_bodies_edited": 0, "forwarded_bodies_dropped": 0,
-              "response_items_dropped": 0}
-    # Hidden memory-tool rounds quote retrieved evidence: scrubbed whole. Replies of
-    # its own conversation (and the branches forked from it) may repeat it: their
-    # copies of the text are replaced.
+              "forwarded_bodies_edited": 0, "response_items_scrubbed": 0}
+    for name in ("other_messages", "splices", "summary_nodes", "assembly_logs",
+                 "forwarded_requests", "response_threads"):
+        rows.setdefault(name, [])
+    # Hidden memory-tool rounds quote retrieved evidence; replies of its own
+    # conversation (and the branches forked from it) may repeat it.
     for ref, text, raw, hidden in q(
             "SELECT id, text, raw_json, hidden FROM messages WHERE tenant=? AND role=? AND"
             " id>? AND (hidden=1 OR (msg_role='assistant' AND (thread_id=? OR thread_id IN"
             " (SELECT id FROM threads WHERE parent_thread_id=?)))) ORDER BY id",
             (tenant, role, message_id, thread_id, thread_id)).fetchall():
-        whole = bool(hidden)
-        new_text = scrubber.scrub(text) if whole else scrubber.replace(text)
+        if not scrubber.may_hold(text) and not scrubber.may_hold(raw):
+            continue
+        new_text = scrubber.scrub(text)
         old_raw = orjson.loads(raw)
-        new_raw, _ = scrubber.scrub_value(old_raw, whole=whole)
+        new_raw = scrubber.scrub_value(old_raw)
         if new_text != text or new_raw != old_raw:
             q("UPDATE messages SET text=?, raw_json=? WHERE id=?",
               (new_text, orjson.dumps(new_raw).decode(), ref))
@@ -184,14 +207,18 @@ def _scrub_copies(q: Callable[..., Any], scrubber: Scrubber, message_id: int,
             if not hidden:
                 replies.append(int(ref))
             counts["other_messages"] += 1
+            rows["other_messages"].append(int(ref))
     for ref, messages in q("SELECT message_id, messages FROM splices WHERE tenant=? AND"
                            " role=? AND message_id>=?", (tenant, role, message_id)).fetchall():
+        if not scrubber.may_hold(messages):
+            continue
         value = orjson.loads(messages)
-        new, _ = scrubber.scrub_value(value)
+        new = scrubber.scrub_value(value)
         if new != value:
             q("UPDATE splices SET messages=? WHERE message_id=?",
               (orjson.dumps(new).decode(), ref))
             counts["splices"] += 1
+            rows["splices"].append(int(ref))
     for ref, text in q("SELECT id, text FROM summary_nodes WHERE tenant=? AND role=? AND"
                        " last_message_id>=? ORDER BY id", (tenant, role, message_id)).fetchall():
         new_text = scrubber.scrub_lines(text)
@@ -201,37 +228,90 @@ def _scrub_copies(q: Callable[..., Any], scrubber: Scrubber, message_id: int,
             q("INSERT INTO index_outbox (kind, ref_id, op) VALUES ('summary', ?, 'upsert')",
               (ref,))
             counts["summary_nodes"] += 1
+            rows["summary_nodes"].append(int(ref))
     for ref, data in q("SELECT id, data FROM assembly_logs WHERE tenant=? AND role=? AND"
                        " created_at>=? ORDER BY id", (tenant, role, since)).fetchall():
+        if not scrubber.may_hold(data):
+            continue
         value = orjson.loads(data)
-        new, _ = scrubber.scrub_value(value)
+        new = scrubber.scrub_value(value)
         if new != value:
             q("UPDATE assembly_logs SET data=? WHERE id=?", (orjson.dumps(new).decode(), ref))
             counts["assembly_logs"] += 1
+            rows["assembly_logs"].append(int(ref))
+    # A forwarded body is edited string by string: the same JSON shape, each copied
+    # span replaced (the client's message itself, a copy in the block or scaffold).
     for ref, body in q("SELECT id, body FROM forwarded_requests WHERE tenant=? AND role=?"
                        " AND created_at>=? AND body IS NOT NULL ORDER BY id",
                        (tenant, role, since)).fetchall():
-        value = orjson.loads(zlib.decompress(bytes(body)))
-        new, residue = scrubber.scrub_value(value, whole=False)
-        if residue:
-            q("UPDATE forwarded_requests SET body=NULL, body_omitted=1 WHERE id=?", (ref,))
-            counts["forwarded_bodies_dropped"] += 1
-        elif new != value:
+        raw = zlib.decompress(bytes(body))
+        if not scrubber.may_hold(raw.decode("utf-8", "replace")):
+            continue
+        value = loads_lossless(raw)
+        new = scrubber.scrub_value(value)
+        if new != value:
             q("UPDATE forwarded_requests SET body=?, redacted=1 WHERE id=?",
               (zlib.compress(orjson.dumps(new), 1), ref))
             counts["forwarded_bodies_edited"] += 1
-    # A Responses API chain is rebuilt from these exact items and captured by their
-    # node keys: an edited row would fork the thread, so a row holding the text goes
-    # (its response and later ones then resolve only in the process that relayed them).
+            rows["forwarded_requests"].append(int(ref))
+    # A Responses API chain row keeps its place with its items scrubbed, so the chain
+    # still resolves after a restart; the capture continues the redacted nodes from
+    # the scrubbed items (``memory_core.capture.evidence``: a placeholder message).
     for rid, items in q("SELECT response_id, items FROM response_threads WHERE tenant=?"
                         " AND role=? AND created_at>=?", (tenant, role, since)).fetchall():
-        value = orjson.loads(zlib.decompress(bytes(items)))
-        new, residue = scrubber.scrub_value(value, whole=False)
-        if residue or new != value:
-            q("DELETE FROM response_threads WHERE tenant=? AND role=? AND response_id=?",
-              (tenant, role, rid))
-            counts["response_items_dropped"] += 1
+        raw = zlib.decompress(bytes(items))
+        text = raw.decode("utf-8", "surrogatepass")
+        if not scrubber.may_hold(text):
+            continue
+        value = loads_lossless(text)
+        new = scrubber.scrub_value(value)
+        if new != value:
+            q("UPDATE response_threads SET items=? WHERE tenant=? AND role=? AND"
+              " response_id=?", (zlib.compress(dumps_lossless(new).encode(
+                  "utf-8", "surrogatepass"), 1), tenant, role, rid))
+            counts["response_items_scrubbed"] += 1
+            rows["response_threads"].append(str(rid))
     return counts
+
+
+def _held_elsewhere(q: Callable[..., Any], scrubber: Scrubber, message_id: int,
+                    tenant: str, changed: list[int]) -> list[dict[str, Any]]:
+    """The other messages of the tenant that still state the text (a copy by the
+    :class:`Scrubber`'s rule), not redacted with it: ``[{message_id, thread_id, role,
+    msg_role}]``, oldest first, at most :data:`HELD_ELSEWHERE_MAX`."""
+    out: list[dict[str, Any]] = []
+    skip = set(changed)
+    for ref, thread, role, msg_role, text in q(
+            "SELECT id, thread_id, role, msg_role, text FROM messages WHERE tenant=? AND"
+            " id<>? AND text<>? ORDER BY id", (tenant, message_id, PLACEHOLDER)):
+        if ref in skip or not text or not scrubber.may_hold(text) \
+                or scrubber.scrub(text) == text:
+            continue
+        out.append({"message_id": int(ref), "thread_id": int(thread), "role": role,
+                    "msg_role": msg_role})
+        if len(out) >= HELD_ELSEWHERE_MAX:
+            break
+    return out
+
+
+HELD_ELSEWHERE_MAX = 100
+"""The most other messages holding the text a redaction names."""
+
+
+def _remember_root(q: Callable[..., Any], thread_id: int, tenant: str) -> None:
+    """List the root message of the thread's conversation tree under
+    :data:`ROOTS_KEY`: only bodies forwarded in its threads can carry a redacted
+    message (the forwarded-body log tests that first)."""
+    row = q("SELECT root_message_id FROM threads WHERE id=?", (thread_id,)).fetchone()
+    if row is None or row[0] is None:
+        return
+    got = q("SELECT value FROM meta WHERE key=?", (ROOTS_KEY,)).fetchone()
+    value = orjson.loads(got[0]) if got else {}
+    listed = value.setdefault(tenant, [])
+    if int(row[0]) not in listed:
+        listed.append(int(row[0]))
+    q("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET"
+      " value=excluded.value", (ROOTS_KEY, orjson.dumps(value).decode()))
 
 
 def _remember_hashes(q: Callable[..., Any], message_ids: list[int], tenant: str) -> None:

@@ -1,11 +1,33 @@
 """What a redacted message's copies become: pure text work, no I/O.
 
-:class:`Scrubber` finds a redacted message's text in other strings (exact copies,
-and pieces of it: a quoted snippet, a summary line, an item's wording);
+:class:`Scrubber` finds the copies of a redacted message's text in other strings and
+replaces each copied span by :data:`PLACEHOLDER`, leaving the rest of the string;
 :func:`redacted_raw` is the raw message kept in its place; :func:`mask_messages`
 puts that in place of the messages a later forwarded body still carries (the
 client resends its history as it was). :mod:`memory_core.store.redaction` does the
 SQL; ``memory_core.capture.forwarded`` masks the bodies it logs.
+
+What is a copy. Texts are compared as tokens: words (letters and digits, lower-cased;
+punctuation and spacing aside) and each CJK character (counted as half a word below:
+a character says less than a word). A *run* is a stretch of a string whose tokens
+repeat, in order, a stretch of one redacted text (found through its
+:data:`SHINGLE`-token shingles; a word cut off at either end of the run, as a
+truncated snippet cuts one, belongs to it). A run is a copy when it is
+
+- at least half of that text, and either :data:`SENTENCE_TOKENS` words long or holding
+  one of its marked tokens (below), or
+- the whole of one of its sentences of :data:`SENTENCE_TOKENS` words or more, or
+- at least :data:`SHINGLE` words holding :data:`MARKED` or more of its marked
+  tokens: those spelled with a digit, or with a capital letter and more than one
+  character (not a sentence's first word; "I" is no name): names, numbers,
+  identifiers, what an operator redacts.
+
+A phrase the redacted text shares with other conversations ("let me know if anything
+looks wrong") is none of these and stays where it is. A string that *is* one of the
+texts (case and spacing aside) is a copy whatever its length; a text of fewer than
+:data:`SHINGLE` tokens ("Yes, go.") is a copy only so, as a whole string. The
+message's own text and content strings are also replaced wherever they occur
+verbatim.
 """
 
 from __future__ import annotations
@@ -16,8 +38,9 @@ from typing import Any
 
 import orjson
 
-__all__ = ["META_KEY", "PLACEHOLDER", "Scrubber", "content_strings", "mask_messages",
-           "redacted_hashes", "redacted_raw"]
+__all__ = ["MARKED", "META_KEY", "PLACEHOLDER", "ROOTS_KEY", "SENTENCE_TOKENS", "SHINGLE",
+           "Scrubber", "content_strings", "mask_messages", "redacted_hashes",
+           "redacted_raw", "redacted_roots"]
 
 PLACEHOLDER = "[removed by operator]"
 """What a redacted message's text (and every copy of it) becomes."""
@@ -25,14 +48,27 @@ PLACEHOLDER = "[removed by operator]"
 META_KEY = "redacted_messages"
 """``meta`` row: JSON ``{tenant: [content_hash, …]}`` of the redacted messages."""
 
-_WINDOW = 24
-"""Characters of a fragment: a string that holds this many consecutive characters
-of the redacted text (case and spacing aside) still holds a piece of it."""
+ROOTS_KEY = "redacted_roots"
+"""``meta`` row: JSON ``{tenant: [root message id, …]}``: the first message of each
+conversation tree that holds a redacted message (only its threads' bodies can)."""
+
+SHINGLE = 5
+"""Tokens of a shingle: a run is found through the shingles it shares."""
+
+SENTENCE_TOKENS = 10
+"""A whole sentence of the redacted text this long (tokens) is a copy by itself."""
+
+MARKED = 2
+"""Marked tokens (digits, capitals) that make a run of :data:`SHINGLE` tokens a copy."""
 
 _SHORT = 12
-"""A text shorter than this (normalised: "Yes", "ok, do it") is too common to look
-for inside other strings: only a string that is that text as a whole is a copy."""
+"""A needle (the message's own text, verbatim) shorter than this many characters,
+normalised, is too common to replace inside other strings."""
 
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_TOKEN = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
+_CJK_CHAR = re.compile(rf"[{_CJK}]")
+_SENTENCE_END = re.compile(r"[.!?;\n。！？；]")
 _SPACE = re.compile(r"\s+")
 
 
@@ -40,86 +76,164 @@ def _norm(text: str) -> str:
     return _SPACE.sub(" ", text).strip().lower()
 
 
-class Scrubber:
-    """Finds and replaces a redacted message's text in other strings.
+class _Source:
+    """One redacted text as tokens: their lower-cased forms, which are marked, their
+    weights (a CJK character half a word) and each sentence's token range."""
 
-    ``needles``: the exact texts to replace inside other strings (the stored text,
-    each string of its content and the texts of the items removed with it), longest
-    first; ``whole``: the normalised texts shorter than :data:`_SHORT`, a copy only as
-    a whole string. ``pieces``: normalised fragments of the needles and ``extra``
-    (windows of :data:`_WINDOW` characters every half window, a shorter text whole);
-    a string that contains one after the needles are replaced still holds a piece of
-    the text."""
+    __slots__ = ("marked", "sentences", "tokens", "weights")
+
+    def __init__(self, text: str) -> None:
+        found = list(_TOKEN.finditer(text))
+        self.tokens = [m.group().lower() for m in found]
+        self.weights = [0.5 if _CJK_CHAR.fullmatch(t) else 1.0 for t in self.tokens]
+        self.marked: list[bool] = []
+        self.sentences: list[tuple[int, int]] = []
+        start, prev_end = 0, 0
+        for i, m in enumerate(found):
+            if i and _SENTENCE_END.search(text, prev_end, m.start()):
+                self.sentences.append((start, i))
+                start = i
+            word = m.group()
+            capital = len(word) > 1 and (any(c.isupper() for c in word[1:])
+                                         or (word[0].isupper() and i != start))
+            self.marked.append(any(c.isdigit() for c in word) or capital)
+            prev_end = m.end()
+        if found:
+            self.sentences.append((start, len(found)))
+
+    def is_copy(self, at: int, length: int) -> bool:
+        """Whether the run of ``length`` tokens from token ``at`` is a copy (module
+        docstring)."""
+        end = at + length
+        weight = sum(self.weights[at:end])
+        if 2 * weight >= sum(self.weights) and (weight >= SENTENCE_TOKENS
+                                                or any(self.marked[at:end])):
+            return True
+        if any(at <= a and b <= end and sum(self.weights[a:b]) >= SENTENCE_TOKENS
+               for a, b in self.sentences):
+            return True
+        return weight >= SHINGLE and sum(self.marked[at:end]) >= MARKED
+
+
+class Scrubber:
+    """Finds and replaces the copies of a redacted message's text in other strings.
+
+    ``texts``: the message's text and content strings (also replaced verbatim);
+    ``extra``: texts derived from it (the memory items removed with it). Each is
+    looked for as runs of its shingles (module docstring); a string equal to one
+    (case and spacing aside) is replaced whole."""
 
     def __init__(self, texts: list[str], extra: tuple[str, ...] | list[str] = ()) -> None:
-        given = {t for t in texts if t.strip()}
-        self.whole = {_norm(t) for t in given if len(_norm(t)) < _SHORT}
-        self.needles = sorted((t for t in given if len(_norm(t)) >= _SHORT), key=len,
+        given = [t for t in dict.fromkeys([*texts, *extra]) if t.strip()]
+        self.whole = {_norm(t) for t in given}
+        self.needles = sorted({t for t in texts if len(_norm(t)) >= _SHORT}, key=len,
                               reverse=True)
-        pieces: set[str] = set()
-        for text in [*self.needles, *extra]:
-            norm = _norm(text)
-            if len(norm) < _SHORT:
-                continue
-            if len(norm) <= _WINDOW:
-                pieces.add(norm)
-                continue
-            step = _WINDOW // 2
-            pieces.update(norm[i:i + _WINDOW] for i in range(0, len(norm) - _WINDOW + 1, step))
-            pieces.add(norm[-_WINDOW:])
-        self.pieces = sorted(pieces)
-
-    def replace(self, text: str) -> str:
-        """``text`` with every needle replaced by the placeholder (a short text's copy:
-        ``text`` is it, whole)."""
-        if self.whole and _norm(text) in self.whole:
-            return PLACEHOLDER
-        for needle in self.needles:
-            if needle in text:
-                text = text.replace(needle, PLACEHOLDER)
-        return text
-
-    def holds_piece(self, text: str) -> bool:
-        """Whether ``text`` still holds a fragment of the redacted text."""
-        norm = _norm(text)
-        return any(p in norm for p in self.pieces)
-
-    def scrub(self, text: str) -> str:
-        """Needles replaced; a text that still holds a piece becomes the placeholder."""
-        out = self.replace(text)
-        return PLACEHOLDER if out != PLACEHOLDER and self.holds_piece(out) else out
+        self._sources = [s for s in (_Source(t) for t in given) if len(s.tokens) >= SHINGLE]
+        self._shingles: dict[tuple[str, ...], list[tuple[int, int]]] = {}
+        # A copy holds a whole shingle, so each of its tokens as a substring: one per
+        # shingle (a marked one, else the longest: the rarest in practice) is an
+        # anchor, and a string holding no anchor is skipped.
+        anchors: set[str] = set()
+        for n, src in enumerate(self._sources):
+            for i in range(len(src.tokens) - SHINGLE + 1):
+                self._shingles.setdefault(tuple(src.tokens[i:i + SHINGLE]), []).append((n, i))
+                rarest = max(zip(src.marked[i:i + SHINGLE], src.tokens[i:i + SHINGLE],
+                                 strict=True), key=lambda pair: (pair[0], len(pair[1])))
+                anchors.add(rarest[1])
+        for t in self.whole:
+            first = _TOKEN.search(t)
+            anchors.add(first.group() if first else t)
+        self.anchors = sorted(anchors, key=len, reverse=True)
 
     @property
     def is_empty(self) -> bool:
         """Nothing to look for (an empty text, or one redacted before)."""
-        return not (self.needles or self.whole)
+        return not self.whole
+
+    def may_hold(self, text: str) -> bool:
+        """Cheap pre-test: ``False`` guarantees :meth:`scrub` changes nothing in
+        ``text`` or in any string of ``text`` as JSON (no anchor token in it)."""
+        low = text.lower()
+        return any(a in low for a in self.anchors)
+
+    def scrub(self, text: str) -> str:
+        """``text`` with each copy of the redacted text replaced by the placeholder
+        (the whole of it when it is one)."""
+        if not text or not self.may_hold(text):
+            return text
+        if _norm(text) in self.whole:
+            return PLACEHOLDER
+        for needle in self.needles:
+            if needle in text:
+                text = text.replace(needle, PLACEHOLDER)
+        spans = self._copies(text)
+        if not spans:
+            return text
+        out, done = [], 0
+        for a, b in spans:
+            out.append(text[done:a])
+            out.append(PLACEHOLDER)
+            done = b
+        out.append(text[done:])
+        return "".join(out)
+
+    def _copies(self, text: str) -> list[tuple[int, int]]:
+        """Character spans of the copies in ``text``, in order, not overlapping."""
+        found = list(_TOKEN.finditer(text))
+        if len(found) < SHINGLE or not self._shingles:
+            return []
+        tokens = [m.group().lower() for m in found]
+        spans: list[tuple[int, int]] = []
+        i = 0
+        while i <= len(tokens) - SHINGLE:
+            starts = self._shingles.get(tuple(tokens[i:i + SHINGLE]))
+            if not starts:
+                i += 1
+                continue
+            best: tuple[int, int, int] | None = None  # (length, source, at)
+            for n, at in starts:
+                src = self._sources[n].tokens
+                length = SHINGLE
+                while (i + length < len(tokens) and at + length < len(src)
+                       and tokens[i + length] == src[at + length]):
+                    length += 1
+                if self._sources[n].is_copy(at, length) and (best is None
+                                                             or length > best[0]):
+                    best = (length, n, at)
+            if best is None:
+                i += 1
+                continue
+            length, n, at = best
+            src = self._sources[n].tokens
+            first, last = i, i + length - 1
+            if first and at and src[at - 1].endswith(tokens[first - 1]):
+                first -= 1  # a word cut at the start of a snippet
+            if last + 1 < len(tokens) and at + length < len(src) \
+                    and src[at + length].startswith(tokens[last + 1]):
+                last += 1  # … or at its end
+            spans.append((found[first].start(), found[last].end()))
+            i = last + 1
+        return spans
 
     def scrub_lines(self, text: str) -> str:
         """:meth:`scrub` line by line (summaries: one line per point)."""
+        if not self.may_hold(text):
+            return text
         return "\n".join(self.scrub(line) if line.strip() else line
                          for line in text.split("\n"))
 
-    def scrub_value(self, value: Any, whole: bool = True) -> tuple[Any, bool]:
-        """A JSON value with each string scrubbed (``whole``) or only its needles
-        replaced; returns ``(value, residue)``: whether a string still holds a piece
-        (never with ``whole``)."""
-        residue = False
-
-        def walk(v: Any) -> Any:
-            nonlocal residue
-            if isinstance(v, str):
-                if whole:
-                    return self.scrub(v)
-                out = self.replace(v)
-                residue = residue or self.holds_piece(out)
-                return out
-            if isinstance(v, list):
-                return [walk(x) for x in v]
-            if isinstance(v, dict):
-                return {k: walk(x) for k, x in v.items()}
-            return v
-
-        return walk(value), residue
+    def scrub_value(self, value: Any) -> Any:
+        """A JSON value with each string (dict keys aside) scrubbed: the same shape,
+        the same object when nothing changed."""
+        if isinstance(value, str):
+            return self.scrub(value)
+        if isinstance(value, list):
+            out_l = [self.scrub_value(x) for x in value]
+            return value if all(a is b for a, b in zip(out_l, value, strict=True)) else out_l
+        if isinstance(value, dict):
+            out_d = {k: self.scrub_value(x) for k, x in value.items()}
+            return value if all(out_d[k] is value[k] for k in value) else out_d
+        return value
 
 
 def redacted_raw(raw_json: str) -> str:
@@ -167,6 +281,15 @@ def redacted_hashes(meta: str | None) -> dict[str, frozenset[str]]:
         return {}
     value = orjson.loads(meta)
     return {t: frozenset(h) for t, h in value.items()} if isinstance(value, dict) else {}
+
+
+def redacted_roots(meta: str | None) -> dict[str, frozenset[int]]:
+    """The ``meta`` value :data:`ROOTS_KEY` read: tenant → root message ids."""
+    if not meta:
+        return {}
+    value = orjson.loads(meta)
+    return ({t: frozenset(int(r) for r in ids) for t, ids in value.items()}
+            if isinstance(value, dict) else {})
 
 
 def mask_messages(body: Any, hashes: frozenset[str],

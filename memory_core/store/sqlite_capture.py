@@ -41,6 +41,14 @@ class SqliteCaptureWrites:
         ).fetchone()
         return NodeRef(row[0], row[1], row[2]) if row is not None else None
 
+    def redacted_children(self, tenant: str, role: str, session: str,
+                          parent_id: int | None, placeholder: str
+                          ) -> list[tuple[str, str, str]]:
+        return [(str(r[0]), str(r[1]), str(r[2])) for r in self._c.execute(
+            "SELECT node_key, text, msg_role FROM messages WHERE tenant=? AND role=? AND"
+            " session=? AND parent_id IS ? AND instr(text, ?) > 0 ORDER BY id",
+            (tenant, role, session, parent_id, placeholder))]
+
     def nodes(self, tenant: str, role: str, session: str, keys: Sequence[str]
               ) -> dict[str, NodeRef]:
         wanted = list(dict.fromkeys(keys))

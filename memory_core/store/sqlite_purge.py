@@ -19,7 +19,7 @@ from memory_core.store.api import OUTBOX_KINDS, drop_purged_sources, orphan_succ
 from memory_core.store.redaction import redact_rows
 
 
-_Counts = TypeVar("_Counts", dict[str, int], dict[str, int] | None)
+_Counts = TypeVar("_Counts", dict[str, int], dict[str, Any] | None)
 
 
 def _clause(**filters: str | None) -> tuple[str, list[Any]]:
@@ -48,7 +48,7 @@ class SqlitePurge:
             " VALUES (NULL, NULL, NULL, NULL, 'purge', ?, ?)", (created_at, data))
 
     def redact_message(self, message_id: int, *, tenant: str | None, role: str | None,
-                       dry_run: bool, session: str | None = None) -> dict[str, int] | None:
+                       dry_run: bool, session: str | None = None) -> dict[str, Any] | None:
         conn = self._c
         conn.execute("CREATE TEMP TABLE IF NOT EXISTS purge_ids"
                      " (kind TEXT NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (kind, id))")

@@ -176,11 +176,13 @@ def memory_redact(message_id: int, tenant: str | None, role: str | None,
 
     The conversation goes on: the message keeps its place, so a client that resends
     its history continues the same thread. Memory items stated only there are
-    deleted (one stated elsewhere too keeps its text); copies in summaries, hidden
-    tool rounds, assembly logs and forwarded bodies are scrubbed (a forwarded body
-    that cannot be edited safely is dropped); index updates are queued. MESSAGE_ID
-    is the id search, export and inspect show; ``--tenant``, ``--role`` and
-    ``--session`` make sure it is the one meant (else: no message).
+    deleted (one stated elsewhere too keeps its text); in replies, summaries, hidden
+    tool rounds, assembly logs, forwarded bodies and Responses chain rows the copied
+    spans are replaced and the rest stays; index updates are queued. Other messages
+    that state the same text (another conversation's paste) are listed, not changed:
+    redact them too if they must go. ``--dry-run`` lists what would change.
+    MESSAGE_ID is the id search, export and inspect show; ``--tenant``, ``--role``
+    and ``--session`` make sure it is the one meant (else: no message).
     """
     bounds = {"tenant": tenant, "role": role, "session": session}
     engine = open_engine(config, data_dir)
@@ -189,29 +191,55 @@ def memory_redact(message_id: int, tenant: str | None, role: str | None,
         if preview is None:
             click.echo(f"no message {message_id}")
             raise SystemExit(1)
+        rows, elsewhere = preview.pop("rows", {}), preview.pop("held_elsewhere", [])
         if dry_run:
             if as_json:
-                echo_json({"message_id": message_id, "would_change": preview})
+                echo_json({"message_id": message_id, "would_change": preview,
+                           "rows": rows, "held_elsewhere": elsewhere})
             else:
                 click.echo(f"would change (message {message_id}):")
                 _print_counts(preview)
+                _print_rows(rows)
+                _print_elsewhere(elsewhere)
             return
         click.echo(f"will change (message {message_id}):", err=True)
         _print_counts(preview, err=True)
         if not yes:
             click.confirm("This cannot be undone. Redact?", abort=True, err=True)
         changed = engine.redact(message_id, **bounds) or {}
+        rows, elsewhere = changed.pop("rows", {}), changed.pop("held_elsewhere", [])
     finally:
         engine.close()
     if as_json:
-        echo_json({"message_id": message_id, "changed": changed})
+        echo_json({"message_id": message_id, "changed": changed, "rows": rows,
+                   "held_elsewhere": elsewhere})
         return
-    dropped = changed.get("forwarded_bodies_dropped", 0)
     click.echo(f"redacted message {message_id}: {changed.get('memory_items', 0)} memory"
-               f" items deleted, {changed.get('summary_nodes', 0)} summaries and"
-               f" {changed.get('forwarded_bodies_edited', 0)} forwarded bodies edited"
-               + (f", {dropped} forwarded bodies dropped (could not be edited safely)"
-                  if dropped else ""))
+               f" items deleted, {changed.get('summary_nodes', 0)} summaries,"
+               f" {changed.get('other_messages', 0)} replies and tool rounds and"
+               f" {changed.get('forwarded_bodies_edited', 0)} forwarded bodies edited")
+    _print_elsewhere(elsewhere)
+
+
+def _print_rows(rows: dict[str, list[Any]]) -> None:
+    """The ids of the rows a redaction changes, per table."""
+    listed = {name: ids for name, ids in rows.items() if ids}
+    if listed:
+        click.echo("rows:")
+        for name, ids in listed.items():
+            click.echo(f"  {name + ':':<24}{', '.join(str(i) for i in ids)}")
+
+
+def _print_elsewhere(elsewhere: list[dict[str, Any]]) -> None:
+    """Other messages stating the same text: named, not redacted (the operator's
+    call: each is a statement of its own)."""
+    if not elsewhere:
+        return
+    click.echo(f"{len(elsewhere)} other message(s) state the same text and are not"
+               " redacted (redact each too if it must go):")
+    for m in elsewhere:
+        click.echo(f"  message {m['message_id']} (thread {m['thread_id']}, role"
+                   f" {m['role']}, {m['msg_role']})")
 
 
 def _print_counts(counts: dict[str, int], *, err: bool = False) -> None:

@@ -471,10 +471,13 @@ async def purge(request: web.Request) -> web.Response:
 
 async def redact(request: web.Request) -> web.Response:
     """``POST /lcm/v1/messages/{message_id}/redact`` ``{confirm: true}`` → ``{message_id,
-    dry_run, changed}``: irreversibly replace one message's content by a placeholder
-    and keep the conversation (:mod:`memory_core.admin.redact`). The ``tenant``,
-    ``role`` and ``session`` query parameters bound it: a message outside them is
-    404, as one that does not exist. ``"dry_run": true`` only counts."""
+    dry_run, changed, rows, held_elsewhere}``: irreversibly replace one message's
+    content by a placeholder and keep the conversation (:mod:`memory_core.admin.redact`).
+    ``changed``: rows per table; ``rows``: their ids per table; ``held_elsewhere``:
+    the other messages that state the same text, left as they are (redact them too
+    if they must go). The ``tenant``, ``role`` and ``session`` query parameters bound
+    it: a message outside them is 404, as one that does not exist. ``"dry_run":
+    true`` only reports."""
     require_admin(request)
     require_write(request)
     tenant, role = _scope(request)
@@ -492,7 +495,9 @@ async def redact(request: web.Request) -> web.Response:
         raise AdminNotFoundError(str(exc)) from exc
     if counts is None:
         raise AdminNotFoundError(f"message {ident} not found")
-    return _json({"message_id": ident, "dry_run": dry_run, "changed": counts})
+    rows, elsewhere = counts.pop("rows", {}), counts.pop("held_elsewhere", [])
+    return _json({"message_id": ident, "dry_run": dry_run, "changed": counts,
+                  "rows": rows, "held_elsewhere": elsewhere})
 
 
 async def export(request: web.Request) -> web.Response:
