@@ -86,7 +86,7 @@ def test_has_digit_skips_the_address_search_with_the_same_answers() -> None:
         "全角 ｗｗｗ.ｘ９.com", "value ٣ (Arabic-Indic)", "superscript ² here",
         "x/y 2/3", "e.g. v1.2", "@ 5", "//9", "w w w.9",
     ]
-    calls = []
+    calls: list[str] = []
     real = shapes._ADDRESS
 
     class Spy:
