@@ -193,3 +193,28 @@ def _assert_unjournaled(engine: Engine, data_dir: Path) -> None:
         assert _journal_files(data_dir) == []
     finally:
         engine.close()
+
+
+def test_the_journal_line_of_a_committed_capture_is_asdicts() -> None:
+    """An answer whose request capture committed journals that capture's result: the
+    same line ``dataclasses.asdict`` wrote (every field, the request's 2,001 message
+    ids included), read back into the same result; and no field of the result may
+    be mutable (the line's fields are the result's own objects, not copies)."""
+    import dataclasses
+
+    from memory_core.capture import jobs
+    from memory_core.capture.evidence import dumps_lossless
+    from memory_core.models import CaptureResult, CaptureTicket
+
+    result = CaptureResult(7, tuple(range(100, 2101)), (2099, 2100), 2100, "k" * 40,
+                           False, 1765000000.25, tuple(range(100, 2090)), True)
+    ticket = CaptureTicket(scope=Scope("t", "user", "s"), request_id="r1", result=result)
+    line = jobs._journal_record(ticket, [{"role": "assistant"}], {"kind": "response"},
+                                None, None)
+    assert dumps_lossless(line["result"]) == dumps_lossless(dataclasses.asdict(result))
+    assert list(line["result"]) == [f.name for f in dataclasses.fields(CaptureResult)]
+    read = {k: tuple(v) if isinstance(v, list) else v for k, v in line["result"].items()}
+    assert CaptureResult(**read) == result
+    for value in line["result"].values():
+        assert isinstance(value, (int, float, str, bool, tuple, type(None)))
+        assert not isinstance(value, tuple) or all(isinstance(v, int) for v in value)

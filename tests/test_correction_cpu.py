@@ -59,3 +59,53 @@ def test_a_valueless_correction_still_reads_its_register(
     own = [c for c in calls if not c[1]]
     assert own and all(text == new for text, _ in own)
     assert len(own) == 1  # read once however many candidates are compared
+
+
+def _has_digit_before(text: str | None) -> bool:
+    """``_has_digit`` as it was: every text with ``@``, ``/`` or ``.`` searched."""
+    from memory_core.extraction import shapes
+
+    text = text or ""
+    if any(ch in text for ch in "@/."):
+        text = shapes._ADDRESS.sub(" ", text)
+    return any(ch.isdigit() for ch in text)
+
+
+def test_has_digit_skips_the_address_search_with_the_same_answers() -> None:
+    """A text without ``@``, two ``/`` or ``www.`` holds no address: the search is
+    skipped ("19013 req/s.") and every answer stays the one the search gave, on the
+    workload's turns and on texts whose digits are all in an address, a handle, a
+    path or a URL (the cases the search is for), in any case."""
+    from memory_core.extraction import shapes
+
+    texts = [t.text for t in numbers_session(3, 120).turns] + [
+        "Mail me at jon1984@example.com.", "ping @dev42 today", "see ~/src/v2/main.py",
+        "open ../a1/b2", "go to https://x.io/9", "go to HTTP://X.IO/9", "WWW.a1.com now",
+        "www.x7.org", "Www.site9.net.", "3 req/s", "a/b/c 7", "/v1 only", "3.5 ms.",
+        "no digits here.", "", "jon@x.com is 12", "version 2.1.63 on 53 nodes",
+        "全角 ｗｗｗ.ｘ９.com", "value ٣ (Arabic-Indic)", "superscript ² here",
+        "x/y 2/3", "e.g. v1.2", "@ 5", "//9", "w w w.9",
+    ]
+    calls: list[str] = []
+    real = shapes._ADDRESS
+
+    class Spy:
+        def sub(self, repl: str, text: str) -> str:
+            calls.append(text)
+            return real.sub(repl, text)
+
+    for text in texts:
+        assert supersession._has_digit(text) == _has_digit_before(text), text
+        assert shapes.without_addresses(text) == (
+            real.sub(" ", text) if any(ch in text for ch in "@/.") else text), text
+    shapes._ADDRESS = Spy()  # type: ignore[assignment]
+    try:
+        for text in ("3 req/s for 12 nodes.", "version 2.1.63 on 53 nodes."):
+            supersession._has_digit(text)
+    finally:
+        shapes._ADDRESS = real  # type: ignore[misc]
+    assert calls == []
+    assert supersession._has_digit("ask jon1984@example.com") is False
+    assert supersession._has_digit("see ~/src/v2/main.py") is False
+    assert supersession._has_digit("Www.site9.net") is False
+    assert supersession._has_digit("3 req/s") is True

@@ -83,7 +83,7 @@ def instrument() -> None:
     wrap(cft._WorkItem, "run", "[thread] pool jobs (all pools)")
     wrap(sqlite.SqliteStore, "_run_batch", "[thread] writer batches")
     for n in ("_capture_request_job", "_extract_one", "_capture_response_job",
-              "_extract_pending"):
+              "_extract_pending", "capture_response"):
         wrap(CaptureJobs, n, f"CaptureJobs.{n}")
     for n in ("assemble", "forest_for", "superseded_sources", "has_history_beyond", "compact"):
         wrap(Engine, n, f"Engine.{n}")
@@ -93,6 +93,7 @@ def instrument() -> None:
         wrap(asm, n, f"assemble.{n}")
     wrap(mem, "store_extracted", "memory.store_extracted")
     wrap(mem, "_reworded", "memory._reworded")
+    wrap(mem, "correction_target", "writer.correction_target")
     for n in ("apply_forest", "needs_exact_numbers", "dumps_body"):
         wrap(rewrite, n, f"rewrite.{n}")
     for n in ("request_budget", "media_upper_bound"):

@@ -60,8 +60,15 @@ _ADDRESS: Final = re.compile(
 
 def without_addresses(text: str) -> str:
     """``text`` with every email address, URL, @handle and path cut out: what is
-    left says whether the text states a number ("jon1984@x.com" holds none)."""
-    return _ADDRESS.sub(" ", text) if any(ch in text for ch in "@/.") else text
+    left says whether the text states a number ("jon1984@x.com" holds none).
+
+    Every match holds an ``@`` (an address, a handle), two ``/`` (a URL's scheme, a
+    path of two parts) or ``www.`` in any case (a URL without a scheme), so a text
+    with none of them ("19013 req/s.") is returned as it is without the search, which
+    cost about 0.1 ms on a 250-character turn."""
+    if "@" in text or text.count("/") >= 2 or "www." in text.lower():
+        return _ADDRESS.sub(" ", text)
+    return text
 
 
 def pronoun_value(text: str) -> tuple[str, str] | None:

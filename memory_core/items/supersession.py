@@ -952,7 +952,10 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
 def _has_digit(text: str | None) -> bool:
     """Whether ``text`` states a number: a digit outside its addresses (an email, a URL,
     a handle or a path is a name whatever digits it spells, :func:`shapes.without_addresses`)."""
-    return any(ch.isdigit() for ch in shapes.without_addresses(text or ""))
+    text = text or ""
+    # cutting addresses only removes characters: a text without a digit has none left
+    return any(map(str.isdigit, text)) and any(
+        map(str.isdigit, shapes.without_addresses(text)))
 
 
 def headed_by(subject: str | None, head: str | None) -> bool:
