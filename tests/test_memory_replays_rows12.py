@@ -194,3 +194,128 @@ def test_a_decision_that_names_the_choice_stays(text: str) -> None:
 def test_a_little_is_no_clock_time(text: str, slots: set[str]) -> None:
     from memory_core.items.writer import _slots
     assert _slots(text) == slots
+
+
+# -- 230: a plan dated day-first ("on 10 September") stores nothing ----------------------------
+@pytest.mark.parametrize("text, subject", [
+    ("Please remember that I will be having next scrum meeting on 10 september",
+     "having next scrum meeting"),
+    ("I will have a scrum meeting on 10 September.", "scrum meeting"),
+    ("I will present the roadmap on 3rd May.", "present roadmap"),
+])
+def test_a_plan_dated_day_first_is_a_dated_fact(text: str, subject: str) -> None:
+    # before: nothing ("on 10 September" and "on 3rd May" dated no plan; "on May 3" did)
+    got = extract(text)
+    assert [(i.kind, i.subject, i.dated) for i in got] == [("fact", subject, True)], got
+
+
+async def test_a_plan_dated_day_first_reaches_another_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [
+        ("a", "Please remember that I will be having next scrum meeting on 10 september")],
+        "When is my next scrum meeting?")
+    assert "next scrum meeting on 10 september" in block, block
+
+
+# -- 231: a degree adverb hides an allergy, so its plain restatement is a second memory -------
+@pytest.mark.parametrize("text, subject", [
+    ("I'm gravely allergic to walnuts.", "walnuts allergy"),
+    ("I'm deathly allergic to bees.", "bees allergy"),
+    ("I'm mildly lactose intolerant.", "lactose intolerant"),
+])
+def test_an_allergy_with_a_degree_is_the_lasting_allergy(text: str, subject: str) -> None:
+    # before: "I'm gravely allergic to walnuts." a fact keyed `gravely allergic`
+    assert [(i.kind, i.subject, i.lasting) for i in extract(text)] == [
+        ("fact", subject, True)]
+
+
+def test_an_allergy_said_with_and_without_its_degree_is_one_memory(engine: Engine) -> None:
+    put(engine, "I'm gravely allergic to walnuts.")
+    put(engine, "I'm allergic to walnuts.")
+    assert _active(engine) == ["I'm gravely allergic to walnuts."]
+
+
+def test_a_figure_of_speech_stays_no_allergy() -> None:
+    assert [i.subject for i in extract("I'm so allergic to meetings.")] != ["meetings allergy"]
+
+
+# -- 232: "I am N <unit>" read as an attribute ("I'm 22 minutes away", "100 percent sure") ---
+@pytest.mark.parametrize("text", ["I am 100 percent sure.", "I'm 100% sure about it!",
+                                  "We're 99% certain."])
+def test_a_share_of_certainty_is_no_fact(text: str) -> None:
+    assert extract(text) == []
+
+
+def test_a_claim_after_a_share_of_certainty_is_still_read() -> None:
+    assert [i.kind for i in extract("I'm 99% certain the port is 8080.")] == ["fact"]
+
+
+@pytest.mark.parametrize("text", [
+    "I'm 22 minutes away.", "I'm running 10 minutes late.", "I'm 5 minutes from home.",
+])
+def test_how_far_or_late_right_now_stays_in_its_conversation(text: str) -> None:
+    got = extract(text)
+    assert got and all(i.local and i.subject != "age" for i in got), got
+
+
+async def test_an_arrival_time_reaches_no_other_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [
+        ("a", "I'm 22 minutes away."), ("b", "I'm 30.")], "How old am I?")
+    assert "22 minutes" not in block and "] I'm 30." in block, block
+
+
+# -- 233: someone named in a question stored as the user ("KPIs for user Christophe?") -------
+async def test_a_person_asked_about_is_not_the_user(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [
+        ("a", "What are the KPIs for user Christophe?"), ("b", "My name is Priya.")],
+        "What is my name?")
+    assert "] My name is Priya." in block and "conflict" not in block.lower(), block
+    assert [r["kind"] for r in rows(proxy.engine)
+            if "Christophe" in r["text"]] == ["question"]
+
+
+# -- 234: a friend's reported dislike stored as the user's ------------------------------------
+def test_what_a_friend_said_is_not_the_users_liking() -> None:
+    got = extract("Yesterday my good friend Jack said that he didn't like playing football.")
+    assert [i.kind for i in got if i.kind == "preference"] == [], got
+    assert all("jack" in (i.subject or "") for i in got), got
+
+
+# -- 235: a save order read as the user's name ("Remember that I prefer short answers.") ------
+def test_a_save_order_before_a_liking_is_no_name() -> None:
+    assert _read("Remember that I prefer short answers.") == [
+        ("preference", "short answers", False, "Remember that I prefer short answers.")]
+
+
+# -- 236: another memory layer's recall in the user turn stored again as new memories --------
+@pytest.mark.parametrize("recall", [
+    "<memories>\n- The user lives in Berlin.\n- The user prefers tea.\n</memories>\n",
+    "<relevant_memories>The user lives in Berlin.</relevant_memories> ",
+    "<retrieved_context>The user lives in Berlin.</retrieved_context>\n",
+])
+def test_a_recalled_memory_block_is_not_the_users_words(recall: str) -> None:
+    # before: "The user lives in Berlin." a fact keyed `user`, once more on every turn
+    got = extract(recall + "I live in Paris now.")
+    assert [i.text for i in got] == ["I live in Paris now."], got
+
+
+async def test_a_recalled_block_sent_by_the_client_adds_no_item(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    agent = Agent(proxy, upstream, session="a")
+    await agent.say("<memories>\n- The user prefers tea.\n</memories>\nWhat should I drink?")
+    await proxy.settle()
+    assert [r["kind"] for r in rows(proxy.engine) if r["kind"] != "proposal"] == ["question"]
+    assert not any("prefers tea" in r["text"] for r in rows(proxy.engine))
+
+
+# -- 237: the assistant's words quoted in a reply taken for the user's ------------------------
+def test_a_quoted_line_of_the_assistants_is_not_the_users_fact() -> None:
+    got = extract("> I don't have a girlfriend yet.\nWhy would you say that about me?")
+    assert [i.kind for i in got] == ["question"], got
+
+
+# -- 238: "please remember that I don't want it saved" writes the memory ---------------------
+def test_a_save_order_around_an_opt_out_keeps_nothing() -> None:
+    assert extract("Please remember that I don't want it saved: my salary is 95000 EUR.") == []

@@ -760,6 +760,24 @@ name ("Call me Friday", "Call me ASAP")."""
 NAME_KEYS = frozenset({"name", "称呼", "呼び方"})
 """The subjects of how the user asks to be addressed, in English, Chinese and Japanese:
 kept whole when the statement also says "from now on" or "now"."""
+EN_CERTAINTY = re.compile(
+    r"^(?:i|we)(?:'m|\sam|'re|\sare)\s(?:(?:like|about|almost|only|not|maybe)\s)?"
+    r"\d{1,3}(?:\.\d+)?\s*(?:%|percent|per\s+cent)\s+(?:sure|certain|positive|confident"
+    r"|convinced|serious)(?:\s+(?:about\s+(?:it|that|this)|of\s+(?:it|that|this)))?"
+    r"\s*(?:[.!]+\s*)?$", re.I)
+"""How sure the speaker is, as a share ("I'm 100 percent sure.", "I'm 99% certain"): a
+degree of conviction about what was said before it, no fact of the speaker's ("I'm 99%
+certain the port is 8080" goes on to say one, and is read as it is)."""
+EN_MOMENT = re.compile(
+    r"^(?:i|we)(?:'m|\sam|'re|\sare)\s(?:(?:only|just|about|like|maybe|probably|still|now"
+    r"|running|already|around|roughly)\s){0,2}"
+    r"(?:\d+|a\sfew|a\scouple(?:\sof)?|an?|one|two|three|four|five|ten|fifteen|twenty"
+    r"|thirty)\s*(?:min(?:ute)?s?|hours?|hrs?|h|blocks?|stops?|km|kilomet(?:er|re)s?|miles?"
+    r"|mi)\s+(?:away|late|early|out|behind|ahead|off|from\s+(?:home|here|there|you|the\s+\w+))"
+    r"\b", re.I)
+"""Where the speaker is or how late they run at this moment ("I'm 22 minutes away",
+"I'm running 10 minutes late"): a state of the conversation's moment, kept in its
+own conversation (``local``), never a standing fact."""
 EN_DIETS = frozenset(("vegetarian", "vegan", "pescatarian", "pescetarian"))
 """The diets :data:`EN_DIET` reads that exclude one another (an allergy, an intolerance
 or "gluten-free" goes beside any of them): each keys itself, and a correction keyed by
@@ -778,7 +796,8 @@ more accurate.", "More like pescatarian."): said only of what the user just said
 themselves, so read as their diet (keyed by it, :data:`EN_DIETS`)."""
 EN_DIET = Lead(en(
     r"^(?:i|we)(?:'m|\sam|'re|\sare)\s(?:(?:a|an|now|strictly|fully|also|still|actually|pretty"
-    r"|very|severely|quite|mostly)\s){0,2}"
+    r"|very|severely|quite|mostly|gravely|deathly|highly|extremely|seriously|really|super"
+    r"|mildly|slightly|dangerously|incredibly|terribly|so)\s){0,2}"
     r"(?P<trait>vegetarian|vegan|pescatarian|pescetarian|gluten[-\s]free|lactose[-\s]intolerant"
     r"|celiac|coeliac|diabetic|teetotal|kosher|halal"
     r"|colou?r[-\s]?blind|dyslexic|deaf|hard\sof\shearing|visually\simpaired|partially\ssighted"

@@ -1602,8 +1602,10 @@ class _Message:
             if item.kind in ("fact", "decision") \
                     and about_this_task(sc, c.body_start, end, lang, body):
                 item = replace(item, local=True)  # "For this task the bucket is …"
-            elif item.kind == "fact" and lang == "en" and experience.chore(c.core):
-                item = replace(item, local=True)  # "I haven't done the dishes yet."
+            elif item.kind == "fact" and lang == "en" and (
+                    experience.chore(c.core) or lx.EN_MOMENT.match(c.raw)):
+                # "I haven't done the dishes yet.", "I'm 22 minutes away.": this moment's
+                item = replace(item, local=True)
             if said_by is not None:  # "I … use Emacs instead": who says it, quoted
                 item = replace(item, text=f"{self.text[said_by[0]:said_by[1]]}{ELISION}{item.text}")
             self._add(item)

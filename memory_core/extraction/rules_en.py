@@ -679,6 +679,8 @@ def classify(c: Clause) -> Verdict | None:
         return None
     if _NO_NEED.match(core, first) and not lx.EN_NEG_IMPERATIVE.match(core, first):
         return None  # "No need to worry about it", "No need to be so formal": no order
+    if lx.EN_CERTAINTY.match(c.raw):
+        return None  # "I'm 100 percent sure.": how sure, no fact
     if lx.EN_DECISION_JUDGED.match(core):
         return None  # "The decision was hard.": how a choice felt, no choice
     rule = _rule(core, c, first)
