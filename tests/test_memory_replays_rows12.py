@@ -319,3 +319,27 @@ def test_a_quoted_line_of_the_assistants_is_not_the_users_fact() -> None:
 # -- 238: "please remember that I don't want it saved" writes the memory ---------------------
 def test_a_save_order_around_an_opt_out_keeps_nothing() -> None:
     assert extract("Please remember that I don't want it saved: my salary is 95000 EUR.") == []
+
+
+# -- 239: "Remember this: …" keeps the save order as the statement ("… keyed `remember`") -----
+@pytest.mark.parametrize("text, kind, subject, negated", [
+    ("Remember this: I'm allergic to shellfish.", "fact", "shellfish allergy", False),
+    ("Remember this: always run the linter.", "constraint", "run linter", False),
+    ("Remember, don't use tabs.", "constraint", "tabs", True),
+])
+def test_a_save_order_with_this_keeps_the_statement_after_it(
+        text: str, kind: str, subject: str, negated: bool) -> None:
+    # before: a fact keyed `remember` (the first two), nothing (the third)
+    assert _read(text) == [(kind, subject, negated, text)]
+
+
+@pytest.mark.parametrize("text", ["Remember this feeling.", "Remember I told you about my sister?"])
+def test_remember_without_a_statement_after_it_is_left_as_it_was(text: str) -> None:
+    assert [i.subject for i in extract(text)] in (["remember"], ["remember told sister"])
+
+
+async def test_a_rule_kept_with_remember_this_reaches_another_block(
+        proxy: RunningProxy, upstream: FakeUpstream) -> None:
+    block = await asked_later(proxy, upstream, [
+        ("a", "Remember this: always run the linter.")], "Write the release script.")
+    assert "Remember this: always run the linter." in block, block

@@ -633,12 +633,14 @@ EN_FILLER = Lead(en(
     r"|(?:cool|great|nice|perfect|sounds\sgood|yes|yeah|yep|sure|fine|right|got\sit|thanks"
     r"|thank\syou|agreed|noted|makes\ssense)\s*[,!.]\s*|(?:e\.g|i\.e)\.\s*"
     # a save order before the statement it keeps ("Please remember my anniversary is …",
-    # "Can you remember that I have a dog named Xena", "Remind me that my passport …"); a
+    # "Can you remember that I have a dog named Xena", "Remind me that my passport …",
+    # "Remember this: I'm allergic to shellfish"); a
     # bare "Remember …?" asks whether the assistant recalls ("Remember I told you about
     # my sister?"), and stays a question
     r"|(?:(?:can|could|would|will)\s+you\s+|(?:(?:please|pls)\s+)?(?![^.!?\n]*\?))(?:remember"
     r"|remind\s+me|keep\s+in\s+mind|save\s+(?:this\s+|it\s+)?(?:to|in)\s+(?:your\s+)?memory)"
-    r"(?:\s+that)?(?:\s*[,:]\s*|\s+)(?=(?:my|our|i|i'm|i've|i'd|we|we're|we've|the)\b)"
+    r"(?:\s+that|\s+this(?=\s*:))?(?:\s*[,:]\s*|\s+)"
+    r"(?=(?:my|our|i|i'm|i've|i'd|we|we're|we've|the|always|never|don't|do\s+not)\b)"
     # "Well, …", "Well I think …", but "Well water is safe here" is about a well
     r"|well(?:\s*[,!.:;-]\s*|\s+(?=(?:i|i'm|i've|i'd|we|we're|we've|you|it|it's|that|this|so"
     r"|then|my|our|actually|anyway|yes|no)\b))"
