@@ -19,7 +19,7 @@ and claims the clause only where it is one: a denial, "ever", a count or "before
 says so, or a verb of going somewhere names a place ("I've been to Japan"; not "I've
 been to the gym", "I've been in meetings all day"). "I have used Vim for years" (how
 long, no count) is left to the other rules. The simple past of the speaker's own
-(:data:`_EN_PAST`: "I went to Japan.", "I tried Rust last week.", "I never tried Rust")
+(:data:`EN_PAST`: "I went to Japan.", "I tried Rust last week.", "I never tried Rust")
 is one where "never", a count, "finally", "for the first time" or a past time
 ("yesterday", "last week", "in 2019", "two years ago") says so, or a verb of going
 names a place; its verb keys as the participle does ("ate" as ``eaten``), so "I tried
@@ -131,6 +131,8 @@ _EN_ATTEMPT: Final = re.compile(r"\s*(?:to|out\s+for|on)\b", re.I)
 
 
 def _en_past(core: str) -> Experience | None:
+    """The experience an English simple past (:data:`EN_PAST`) states, or ``None``
+    (module doc)."""
     m = EN_PAST.match(core.strip())
     if m is None:
         return None
