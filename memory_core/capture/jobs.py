@@ -29,7 +29,12 @@ from memory_core.capture.tree import ChainKeyCache, message_text, spoken_text
 from memory_core.config import MemoryConfig
 from memory_core.errors import StoreError
 from memory_core.extraction.prepare import open_fence
-from memory_core.extraction.reply import is_assent, is_bare_answer, takes_back_last
+from memory_core.extraction.reply import (
+    is_assent,
+    is_bare_answer,
+    may_mean_reply,
+    takes_back_last,
+)
 from memory_core.extraction.worker import ExtractWorker
 from memory_core.items import branches
 from memory_core.items import writer as items_writer
@@ -359,7 +364,7 @@ class CaptureJobs:
             answer = None
             if speaker == "user" and not any(chunks) and takes_back_last(text):
                 # "Scratch that." / "Just kidding.": the message before is withdrawn
-                take_back_last(tx, scope, message_id, name)
+                take_back_last(tx, scope, message_id, name, past_reply=not may_mean_reply(text))
                 return
             if speaker == "user" and len(chunks) == 1 and not chunks[0]:
                 # "The editor one." after "Which font size did you mean …?"

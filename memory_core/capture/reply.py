@@ -132,7 +132,8 @@ TAKE_BACK_REACH = 3
 the user message it takes back: past one assistant reply, never further."""
 
 
-def take_back_last(tx: Tx, scope: Scope, message_id: int, speaker: str) -> list[int]:
+def take_back_last(tx: Tx, scope: Scope, message_id: int, speaker: str, *,
+                   past_reply: bool = True) -> list[int]:
     """Retract the active items stated in the user message that user message
     ``message_id`` (a take-back: :func:`~memory_core.extraction.reply.takes_back_last`,
     said by ``speaker``: ``""`` for the role alone) takes back: the nearest user
@@ -147,6 +148,8 @@ def take_back_last(tx: Tx, scope: Scope, message_id: int, speaker: str) -> list[
     rows = {int(r["id"]): r for r in tx.history.path_messages(ids)}
     before = next((i for i in reversed(ids) if (r := rows.get(i)) is not None
                    and r["msg_role"] == "user"), None)
+    if before is not None and not past_reply and ids and before != ids[-1]:
+        return []  # "Ignore that." after the assistant's reply sets the reply aside
     if before is None:
         return []
     done: list[int] = []

@@ -12,7 +12,9 @@ a fan of Java.", "Big fan of Rust." as "I'm a Big fan of Rust."), unless what fo
 points back at the conversation ("Love it!", "Hate that", "Love the colors") or the one
 spoken to ("Love you"), or "Love" is a noun (:data:`_LIKING`); "Prefer X over Y" and
 "Enjoy your weekend" are orders and wishes, never read so; and the owner and verb of a
-profile's label lines ("Name: Priya" as "My Name is: Priya", :mod:`.profile`).
+profile's label lines ("Name: Priya" as "My Name is: Priya", :mod:`.profile`); and the
+denial that "neither … nor" puts on the speaker's plain verb ("Neither my wife nor I eat
+meat." as "… nor I don't eat meat.", :data:`_NEITHER`).
 The pipeline reads the restored text and :func:`original` maps what it quotes back to
 the user's spelling, so items stay verbatim.
 
@@ -68,6 +70,22 @@ _FAN = re.compile(
 """A sentence opening on being a fan, its "I'm" (and its "a") left out."""
 
 
+_NEITHER = re.compile(
+    _OPENING + r"neither\s+(?:(?:my|our)\s+[\w'-]+|(?-i:[A-Z])[\w'-]*)\s+nor\s+(?:i|we)\s+"
+    r"(?=(?!(?:not|never|really|also|am|are|is|was|were|can|could|will|would|should|shall"
+    r"|may|might|must|do|did|does|have\s+(?:been|\w+ed|\w+en)|had\s+(?:been|\w+ed|\w+en))\b)"
+    r"(?=[a-z]+\b))", re.I | re.M)
+""""Neither someone nor I (or we)" before the speaker's plain verb: its "don't" is left
+out, so "Neither my wife nor I eat meat" reads as the speaker's "I don't eat meat" (the
+pipeline reads from "I", :data:`memory_core.extraction.pipeline._EN_CO_SUBJECT`). A
+copula, a modal or a perfect after it is left as typed."""
+
+
+def _neither(text: str) -> list[tuple[int, str]]:
+    """Where :data:`_NEITHER` puts the denial in."""
+    return [(m.end(), "don't ") for m in _NEITHER.finditer(text)]
+
+
 def restore(text: str) -> tuple[str, frozenset[int]]:
     """``text`` with what casual typing left out put back (module doc), and the
     offsets in the result of the characters added (empty, ``text`` as it is, when none
@@ -76,6 +94,7 @@ def restore(text: str) -> tuple[str, frozenset[int]]:
     inserts += [(m.end(), "I'm a " if m.group("bare") is not None else "I'm ")
                 for m in _FAN.finditer(text)]
     inserts += profile.inserts(text)
+    inserts += _neither(text)
     if inserts:
         text, opened = _insert(text, sorted(inserts))
         restored, added = _apostrophes(text)

@@ -32,7 +32,8 @@ from memory_core.extraction.subject import key
 _WD_EN = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
 _MONTH_EN = (r"(?:january|february|march|april|may|june|july|august|september|october"
              r"|november|december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\b")
-"""A month's name: "in March", "on May 3", "by the end of June" date a plan."""
+"""A month's name: "in March", "on May 3", "on 10 September", "by the end of June" date a
+plan."""
 _PART_EN = r"(?:\s+(?:morning|afternoon|evening|night|noon))?"
 _TIME_EN = (
     r"(?:(?:later|early|first\s+thing)\s+)?"
@@ -47,6 +48,7 @@ _TIME_EN = (
     + r"(?:\s+(?:19|20)\d\d)?"
     r"|(?:on|by|from)\s+" + _MONTH_EN + r"\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+(?:19|20)\d\d)?"
     r"|(?:on|by|from)\s+(?:the\s+)?\d{1,2}(?:st|nd|rd|th)(?:\s+of\s+" + _MONTH_EN + r")?"
+    r"|(?:on|by|from)\s+\d{1,2}(?:st|nd|rd|th)?\s+" + _MONTH_EN + r"(?:\s+(?:19|20)\d\d)?"
     r"|(?:on|by|from)\s+(?:19|20)\d\d-\d\d-\d\d"
     r"|(?:this|next|in\s+the)\s+(?:spring|summer|autumn|fall|winter))")
 _SUBJ_EN = (r"(?P<who>i|we|(?P<other>he|she|they|(?:my|our|his|her|their)\s+\w+"

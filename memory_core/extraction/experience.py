@@ -18,7 +18,15 @@ English reads the perfect tense of a closed list of experience verbs (:data:`_EN
 and claims the clause only where it is one: a denial, "ever", a count or "before"/"yet"
 says so, or a verb of going somewhere names a place ("I've been to Japan"; not "I've
 been to the gym", "I've been in meetings all day"). "I have used Vim for years" (how
-long, no count) is left to the other rules, as is the simple past ("I went to Japan").
+long, no count) is left to the other rules. The simple past of the speaker's own
+(:data:`EN_PAST`: "I went to Japan.", "I tried Rust last week.", "I never tried Rust")
+is one where "never", a count, "finally", "for the first time" or a past time
+("yesterday", "last week", "in 2019", "two years ago") says so, or a verb of going
+names a place; its verb keys as the participle does ("ate" as ``eaten``), so "I tried
+Rust last week." turns over "I haven't tried Rust yet.". A light verb's perfect that
+only "yet" or "already" marks, on someone's or the definite thing or a meal ("I
+haven't done the dishes yet", "I've already taken my meds", "I haven't had lunch
+yet"), is the state of a chore of the day (:func:`chore`), no experience of a life.
 Chinese reads the speaker's V过 (去过日本, 没去过, 还没吃过寿司); Japanese
 V-たことがある / ない.
 """
@@ -87,13 +95,107 @@ _EN_PLACE: Final = re.compile(r"\s+(?:the\s+)?(?-i:[A-Z])")
 names an experience without a count; "been to the gym" tells of a day."""
 
 
-def _en(core: str) -> Experience | None:
-    m = EN_EXPERIENCE.match(core.strip())
+_EN_PAST_VISIT: Final = r"went\s+to|visited|travell?ed\s+to|flew\s+to|drove\s+to|sailed\s+to"
+_EN_PAST_VERB: Final = {
+    "tried": "tried", "met": "met", "ate": "eaten", "tasted": "tasted",
+    "drank": "drunk", "climbed": "climbed", "rode": "ridden", "skied": "skied",
+    "surfed": "surfed", "hiked": "hiked", "watched": "watched", "attended": "attended",
+    "won": "won", "studied": "studied", "learned": "learned", "learnt": "learnt",
+}
+"""Simple past forms of :data:`_EN_VERB` that tell of a life, and the participle each
+keys as ("I ate …" as "I've eaten …"); "saw" is left to the frames that read "I saw
+(that) …"; light verbs ("did", "had", "took", "used") and
+those of exercise counted in distances ("ran", "swam") tell of a day."""
+EN_PAST: Final = re.compile(
+    r"^(?P<who>i|we|(?:my|our)\s+[a-z][\w-]*)"
+    r"(?P<mid>(?:\s+(?:never|finally|once|actually|really|also|even|first))*)\s+"
+    rf"(?:(?P<visit>{_EN_PAST_VISIT})|(?P<verb>{'|'.join(_EN_PAST_VERB)}))\b"
+    r"(?P<rest>[^,;:.!?]*)", re.I)
+"""The speaker (or one of theirs), adverbs, a simple past of :data:`_EN_PAST_VERB` or of
+going somewhere, the rest."""
+_EN_PAST_MARK: Final = re.compile(
+    r"\b(?:never|finally|once|twice|thrice|yesterday|ago|for\s+the\s+first\s+time"
+    r"|last\s+(?:week|month|year|night|weekend|summer|winter|spring|autumn|fall|time|\w+day)"
+    r"|this\s+(?:morning|week|month|year|summer|winter|spring|autumn|fall|weekend)"
+    r"|in\s+(?:19|20)\d\d|in\s+(?:january|february|march|april|may|june|july|august"
+    r"|september|october|november|december)|on\s+(?:my|our)\s+(?:trip|holiday|vacation"
+    r"|honeymoon|travels))\b|(?<!\S)\S+\s+times\b", re.I)
+"""What makes a simple past a lived experience: a count, "never", "finally", a past time."""
+_EN_PAST_CUT: Final = re.compile(
+    r"\b(?:in|on|at|from|near|around|during|over|yesterday|today|ago|earlier|tonight"
+    r"|finally)\b", re.I)
+"""Where the object of a simple past ends besides :data:`_EN_CUT`: a place or a time
+("I met my wife in Paris", "I tried sushi yesterday")."""
+_EN_ATTEMPT: Final = re.compile(r"\s*(?:to|out\s+for|on)\b", re.I)
+""""I tried to fix it", "I tried on the dress": an attempt, no experience."""
+
+
+def _en_past(core: str) -> Experience | None:
+    """The experience an English simple past (:data:`EN_PAST`) states, or ``None``
+    (module doc)."""
+    m = EN_PAST.match(core.strip())
     if m is None:
         return None
     rest = m.group("rest")
+    negated = re.search(r"\bnever\b", m.group("mid"), re.I) is not None
+    visit = m.group("visit") is not None
+    if _EN_REFERENCE.match(rest) or not visit and _EN_ATTEMPT.match(rest):
+        return None  # "I tried that yesterday", "I tried to fix it"
+    if visit and not _EN_PLACE.match(rest):
+        return None  # "I went to the gym", "I went to bed early": a day's doings
+    if not (visit or negated or _EN_PAST_MARK.search(m.group("mid") + " " + rest)):
+        return None  # "I watched a film": no mark of a life's experience
+    ends = [c.start() for c in (_EN_CUT.search(rest), _EN_PAST_CUT.search(rest)) if c]
+    what = en_key(rest[:min(ends)] if ends else rest)
+    if what is None:
+        return None
+    verb = "visited" if visit else _EN_PAST_VERB[m.group("verb").lower()]
+    who = en_key(m.group("who"))
+    head = who.split()[-2:] if who else []
+    words = head + [verb, *what.split()]
+    return Experience(" ".join(head + words[len(head):][:4 - len(head)]), negated)
+
+
+_EN_CHORE_THING: Final = re.compile(
+    r"\s+(?:(?:the|my|our|his|her|their|your)\s|(?:breakfast|lunch|dinner|supper)\b)", re.I)
+"""The object of a chore of the day: someone's or the definite thing, or a meal."""
+_EN_CHORE_MARK: Final = re.compile(r"\b(?:yet|already)\b", re.I)
+
+
+def chore(core: str) -> Experience | None:
+    """How a chore of the day stands, read as :func:`read` reads an experience, when
+    ``core`` (one English clause) tells that ("I haven't done the dishes yet.", "I've
+    already taken my meds.", "I haven't had lunch yet."), else ``None``: a light verb's
+    perfect marked by "yet" or "already" alone, on someone's or the definite thing or a
+    meal. "Never", "ever", a count or "before" make it an experience ("I have never done
+    the dishes at home"); :func:`read` reads no chore as one."""
+    m = EN_EXPERIENCE.match(core.strip())
+    if m is None or m.group("visit") or m.group("verb").lower() not in _EN_LIGHT:
+        return None
+    said = m.group("mid") + " " + m.group("rest")
+    if re.search(r"\bnever\b", said, re.I) or not _EN_CHORE_MARK.search(said):
+        return None
+    if not {w.lower() for w in _EN_MARK.findall(said)} <= {"yet"} \
+            or _EN_CHORE_THING.match(m.group("rest")) is None:
+        return None
+    return _en_perfect(m, marked=True)
+
+
+def _en(core: str) -> Experience | None:
+    m = EN_EXPERIENCE.match(core.strip())
+    if m is None:
+        return _en_past(core)
+    if chore(core) is not None:
+        return None  # "I haven't done the dishes yet": how a chore of the day stands
+    return _en_perfect(m)
+
+
+def _en_perfect(m: re.Match[str], *, marked: bool = False) -> Experience | None:
+    """The experience a match of :data:`EN_EXPERIENCE` states; ``marked``: its mark is
+    known already (a chore's "already")."""
+    rest = m.group("rest")
     negated = bool(m.group("nt")) or _EN_DENIAL.search(m.group("mid")) is not None
-    marked = negated or _EN_MARK.search(m.group("mid") + " " + rest) is not None
+    marked = marked or negated or _EN_MARK.search(m.group("mid") + " " + rest) is not None
     if not negated and _EN_LASTING.search(rest):
         return None  # "I have used Vim for years": how long a state held, left to the rules
     if not marked and not (m.group("visit") and _EN_PLACE.match(rest)):

@@ -633,12 +633,14 @@ EN_FILLER = Lead(en(
     r"|(?:cool|great|nice|perfect|sounds\sgood|yes|yeah|yep|sure|fine|right|got\sit|thanks"
     r"|thank\syou|agreed|noted|makes\ssense)\s*[,!.]\s*|(?:e\.g|i\.e)\.\s*"
     # a save order before the statement it keeps ("Please remember my anniversary is …",
-    # "Can you remember that I have a dog named Xena", "Remind me that my passport …"); a
+    # "Can you remember that I have a dog named Xena", "Remind me that my passport …",
+    # "Remember this: I'm allergic to shellfish"); a
     # bare "Remember …?" asks whether the assistant recalls ("Remember I told you about
     # my sister?"), and stays a question
     r"|(?:(?:can|could|would|will)\s+you\s+|(?:(?:please|pls)\s+)?(?![^.!?\n]*\?))(?:remember"
     r"|remind\s+me|keep\s+in\s+mind|save\s+(?:this\s+|it\s+)?(?:to|in)\s+(?:your\s+)?memory)"
-    r"(?:\s+that)?(?:\s*[,:]\s*|\s+)(?=(?:my|our|i|i'm|i've|i'd|we|we're|we've|the)\b)"
+    r"(?:\s+that|\s+this(?=\s*:))?(?:\s*[,:]\s*|\s+)"
+    r"(?=(?:my|our|i|i'm|i've|i'd|we|we're|we've|the|always|never|don't|do\s+not)\b)"
     # "Well, …", "Well I think …", but "Well water is safe here" is about a well
     r"|well(?:\s*[,!.:;-]\s*|\s+(?=(?:i|i'm|i've|i'd|we|we're|we've|you|it|it's|that|this|so"
     r"|then|my|our|actually|anyway|yes|no)\b))"
@@ -760,9 +762,44 @@ name ("Call me Friday", "Call me ASAP")."""
 NAME_KEYS = frozenset({"name", "称呼", "呼び方"})
 """The subjects of how the user asks to be addressed, in English, Chinese and Japanese:
 kept whole when the statement also says "from now on" or "now"."""
+EN_CERTAINTY = re.compile(
+    r"^(?:i|we)(?:'m|\sam|'re|\sare)\s(?:(?:like|about|almost|only|not|maybe)\s)?"
+    r"\d{1,3}(?:\.\d+)?\s*(?:%|percent|per\s+cent)\s+(?:sure|certain|positive|confident"
+    r"|convinced|serious)(?:\s+(?:about\s+(?:it|that|this)|of\s+(?:it|that|this)))?"
+    r"\s*(?:[.!]+\s*)?$", re.I)
+"""How sure the speaker is, as a share ("I'm 100 percent sure.", "I'm 99% certain"): a
+degree of conviction about what was said before it, no fact of the speaker's ("I'm 99%
+certain the port is 8080" goes on to say one, and is read as it is)."""
+EN_MOMENT = re.compile(
+    r"^(?:i|we)(?:'m|\sam|'re|\sare)\s(?:(?:only|just|about|like|maybe|probably|still|now"
+    r"|running|already|around|roughly)\s){0,2}"
+    r"(?:\d+|a\sfew|a\scouple(?:\sof)?|an?|one|two|three|four|five|ten|fifteen|twenty"
+    r"|thirty)\s*(?:min(?:ute)?s?|hours?|hrs?|h|blocks?|stops?|km|kilomet(?:er|re)s?|miles?"
+    r"|mi)\s+(?:away|late|early|out|behind|ahead|off|from\s+(?:home|here|there|you|the\s+\w+))"
+    r"\b", re.I)
+"""Where the speaker is or how late they run at this moment ("I'm 22 minutes away",
+"I'm running 10 minutes late"): a state of the conversation's moment, kept in its
+own conversation (``local``), never a standing fact."""
+EN_DIETS = frozenset(("vegetarian", "vegan", "pescatarian", "pescetarian"))
+"""The diets :data:`EN_DIET` reads that exclude one another (an allergy, an intolerance
+or "gluten-free" goes beside any of them): each keys itself, and a correction keyed by
+one revises the speaker's item keyed by another
+(:func:`memory_core.items.supersession.correction_target`: "Actually, I'm pescatarian."
+after "I'm vegetarian."); kept whole when the statement also says "now", as
+:data:`NAME_KEYS` are."""
+EN_DIET_NAMED = re.compile(
+    r"^(?:(?:more\s+like|rather|or\s+rather|closer\s+to)\s+(?:an?\s+)?"
+    r"(?P<before>vegetarian|vegan|pescatarian|pescetarian)"
+    r"|(?:an?\s+)?(?P<after>vegetarian|vegan|pescatarian|pescetarian)\s+(?:is|would\s+be"
+    r"|'s)\s+(?:(?:more|most)\s+(?:accurate|correct|precise|like\s+it|right)|closer"
+    r"|the\s+(?:right|better|correct)\s+word))\s*[.!]*\s*$", re.I)
+"""A diet named as the better word for the speaker's own, with no "I'm" ("Pescatarian is
+more accurate.", "More like pescatarian."): said only of what the user just said of
+themselves, so read as their diet (keyed by it, :data:`EN_DIETS`)."""
 EN_DIET = Lead(en(
     r"^(?:i|we)(?:'m|\sam|'re|\sare)\s(?:(?:a|an|now|strictly|fully|also|still|actually|pretty"
-    r"|very|severely|quite|mostly)\s){0,2}"
+    r"|very|severely|quite|mostly|gravely|deathly|highly|extremely|seriously|really|super"
+    r"|mildly|slightly|dangerously|incredibly|terribly|so)\s){0,2}"
     r"(?P<trait>vegetarian|vegan|pescatarian|pescetarian|gluten[-\s]free|lactose[-\s]intolerant"
     r"|celiac|coeliac|diabetic|teetotal|kosher|halal"
     r"|colou?r[-\s]?blind|dyslexic|deaf|hard\sof\shearing|visually\simpaired|partially\ssighted"
@@ -943,6 +980,21 @@ _KEEP_CHOICE = (
 the limit at 3"), not going on with an effort ("Let's keep going", "I'll keep pushing",
 "we'll keep it up", "I'll keep ya posted"): only the first decides anything."""
 # Decisions (issue 3: "we'll use Postgres", "let's go with X", "we decided").
+_JUDGED = (r"hard|tough|easy|difficult|painful|tricky|simple|obvious|agonizing|agonising"
+           r"|stressful|emotional|brutal|close|controversial|unpopular|popular|unanimous"
+           r"|rushed|bold|risky|sad|heartbreaking|complicated|clear|weird|strange|wrong|right"
+           r"|good|bad|great|terrible|smart|dumb|unfair|fair|surprising|expected|a\srelief"
+           r"|a\s(?:tough|hard|difficult|good|bad|big)\sone")
+_JUDGED = (r"(?:(?:not|really|so|very|quite|pretty|extremely|incredibly|super|a\sbit|a\slittle"
+           r"|kind\sof|kinda|actually|honestly|never|always)\s)*(?:" + _JUDGED
+           + r")\b(?!\s*[:\u2014-])")
+"""How a decision or plan felt or fared ("The decision was hard.", "Our plan was
+risky."): a judgement of it, no choice (:data:`EN_DECISION`), unless a colon brings
+the choice after it ("The plan is simple: we migrate on Friday.")."""
+EN_DECISION_JUDGED = re.compile(
+    r"^(?:the|our|my|this|that)\s(?:final\s)?(?:plan|decision|verdict|choice)\s(?:is|was)\s"
+    + _JUDGED, re.I)
+"""A decision judged and nothing more ("The decision was hard."): no item."""
 EN_DECISION = Lead(en(
     r"^(?:(?:ok|okay|alright|so|then|right|fine|good|great|cool|yes|yeah|ok\sthen|sounds\sgood"
     r"|agreed|deal|perfect)[,.!\s]+)*"
@@ -968,6 +1020,7 @@ EN_DECISION = Lead(en(
     r"|(?:we're|we\sare|i'm|i\sam)\s(?:now\s)?(?:going\swith|switching\sto|moving\sto"
     r"|sticking\swith|dropping|migrating\sto|standardi[sz]ing\son)\b"
     r"|(?:the\s|our\s|my\s)?(?:plan|decision|verdict|final\sdecision|final\sanswer)\s(?:is|was)\b"
+    r"(?!\s" + _JUDGED + r")"
     r"|(?:we|i)\skeep\b(?!\s(?:on\s)?[a-z]+ing\b)|go\swith\b"
     r"|(?:we're|we\sare)\s(?:still\s)?staying\s(?:on|with)\b(?=\s(?-i:[A-Z]|v?\d|the\s[A-Z]))"
     r"|(?:i'm|i\sam)\s(?:still\s)?staying\son\b(?=\s(?-i:[A-Z]|v?\d)))"

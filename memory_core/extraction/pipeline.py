@@ -45,6 +45,7 @@ from memory_core.extraction import (
     dated,
     denial,
     elided,
+    experience,
     grounds,
     irony,
     leads,
@@ -183,12 +184,17 @@ _AND_JOINT = re.compile(r"[\s,]*and\s+", re.I)
 _MY_ATTRIBUTE = re.compile(r"my\s+(?:[\w/'-]+\s+){0,2}?(?:is|are)\b", re.I)
 """Another attribute of the speaker and its copula ("my pronouns are …")."""
 _EN_CO_SUBJECT = re.compile(
-    r"\s*(?!(?:i|we|you|they|he|she|it|this|that|there|so|but|and|then|also|now)\b)"
-    r"(?:(?:my|our)\s+[\w'-]+|(?-i:[A-Z])[\w'-]*)\s+and\s+(?=(?:i|we)\b)", re.I)
+    r"\s*(?P<neither>neither\s+)?"
+    r"(?!(?:i|we|you|they|he|she|it|this|that|there|so|but|and|then|also|now)\b)"
+    r"(?:(?:my|our)\s+[\w'-]+|(?-i:[A-Z])[\w'-]*)\s+(?(neither)nor|and)\s+(?=(?:i|we)\b)",
+    re.I)
 """A sentence that opens on someone and the speaker ("Emma and I …", "My wife and I
-…": a name, or one word after my/our): the "and" joins the subject, no two clauses
-(:func:`_clause_spans`; "The build failed and I fixed it" is two). The rules read the
-clause from "I", as they would alone; the item keeps the whole subject."""
+…": a name, or one word after my/our; "Neither my wife nor I …"): the "and" joins the
+subject, no two clauses (:func:`_clause_spans`; "The build failed and I fixed it" is
+two). The rules read the clause from "I", as they would alone (the denial "neither"
+puts on the verb is written in by :func:`~memory_core.extraction.contractions.restore`:
+"Neither my wife nor I eat meat" read as "I don't eat meat"); the item keeps the
+whole subject."""
 _EN_RULE_JOINT = re.compile(
     r",\s+(?=(?:please\s)?(?:(?:use|keep|prefer|avoid|make\ssure)\b|always\b(?!\s*(?:[,.;:!?)"
     r"\u2014\u2013-]|$|(?:and|or|without|even|unless|except|no\s+matter)\b))))", re.I)
@@ -1545,7 +1551,8 @@ class _Message:
                             and _AND_JOINT.fullmatch(sc, self.update_end, c.start) \
                             and _MY_ATTRIBUTE.match(sc, c.start, c.end):
                         revises = True
-                    elif revises and verdict.subject not in lx.NAME_KEYS:
+                    elif revises and verdict.subject not in lx.NAME_KEYS \
+                            and verdict.subject not in lx.EN_DIETS:
                         verdict = Verdict(verdict.kind,
                                           self._update_subject(c, verdict.subject,
                                                                verdict.kind),
@@ -1595,6 +1602,10 @@ class _Message:
             if item.kind in ("fact", "decision") \
                     and about_this_task(sc, c.body_start, end, lang, body):
                 item = replace(item, local=True)  # "For this task the bucket is …"
+            elif item.kind == "fact" and lang == "en" and (
+                    experience.chore(c.core) or lx.EN_MOMENT.match(c.raw)):
+                # "I haven't done the dishes yet.", "I'm 22 minutes away.": this moment's
+                item = replace(item, local=True)
             if said_by is not None:  # "I … use Emacs instead": who says it, quoted
                 item = replace(item, text=f"{self.text[said_by[0]:said_by[1]]}{ELISION}{item.text}")
             self._add(item)

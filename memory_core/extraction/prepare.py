@@ -462,11 +462,15 @@ _CLIENT_WORDS = frozenset({
     "ide", "attached", "attachment", "attachments", "additional", "file", "files",
     "command", "commands", "bash", "shell", "terminal", "stdout", "stderr", "output",
     "hook", "notification", "skill", "caveat", "aborted", "interrupted", "selection",
-    "metadata", "diagnostics", "workspace", "cwd", "tool", "result", "results"})
+    "metadata", "diagnostics", "workspace", "cwd", "tool", "result", "results",
+    "memories", "recalled", "retrieved"})
 """Words of a tag name that says a client attached it: its environment, files, a
 command and its output, the project's rules, the editor's state, a note of its own
 (``<system-reminder>``, ``<environment_context>``, ``<user_instructions>``,
-``<local-command-stdout>``, ``<ide_selection>``, ``<attached_files>``)."""
+``<local-command-stdout>``, ``<ide_selection>``, ``<attached_files>``), or what another
+memory layer recalled for this turn (``<memories>``, ``<relevant_memories>``,
+``<retrieved_context>``: "The user lives in Berlin." is its summary, not the user's
+words; a ``<memory>`` tag the user types around a statement is their own markup)."""
 _SPOKEN_WORDS = frozenset({"query", "question", "request", "message", "prompt", "input",
                            "text", "task", "feedback", "answer"})
 """Words of a tag name that wraps the user's own words, alone or with ``user``

@@ -215,6 +215,24 @@ takes back named (刚才, 那句)."""
 _CJK_TAKE_BACK_END: Final = re.compile(r"[\s。！!？?～~、,，哈]*")
 
 
+_EN_SET_ASIDE: Final = re.compile(
+    r"(?:(?:oh|oops|sorry|wait|actually|no|nah|hmm|ok|okay|lol|haha|never\s*mind)\W+)*"
+    r"(?:ignore|disregard|forget)\s+that(?:\W+(?:please|pls|lol|haha|sorry|though))*\W*", re.I)
+"""A take-back that points at "that" only, by a verb of setting something aside
+("Ignore that.", "Disregard that.", "Forget that."): right after the assistant's reply,
+"that" is the reply (what it said or asked), nothing the user wrote; "Scratch that",
+"I take that back", "Just kidding" and "Ignore my last message" can only be the user's
+own words."""
+
+
+def may_mean_reply(text: str) -> bool:
+    """Whether ``text``, a take-back (:func:`takes_back_last`), may point at the
+    assistant's reply right before it rather than at the user's message before that
+    (:data:`_EN_SET_ASIDE`); :func:`memory_core.capture.reply.take_back_last` then
+    withdraws nothing across a reply."""
+    return _EN_SET_ASIDE.fullmatch(text.strip().replace("\u2019", "'")) is not None
+
+
 def takes_back_last(text: str) -> bool:
     """Whether all of ``text`` (one user message) takes back the user's message before
     it (:data:`_EN_TAKE_BACK`, :data:`_CJK_TAKE_BACK`): its statements are then

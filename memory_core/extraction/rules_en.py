@@ -658,7 +658,10 @@ def classify(c: Clause) -> Verdict | None:
         to = re.match(r"(?:allergic|intolerant)\sto\s", trait, re.I)
         subject = f"{en_key(trait[to.end():]) or ''} allergy".strip() if to else en_key(trait)
         return Verdict("fact", subject, lasting=True)
-    lived = experience.read(core, "en")
+    m = lx.EN_DIET_NAMED.match(core)
+    if m:  # "Actually, pescatarian is more accurate.": the speaker's diet
+        return Verdict("fact", (m.group("before") or m.group("after")).lower(), lasting=True)
+    lived = experience.read(core, "en") or experience.chore(core)
     if lived is not None:
         # "I've never been to Japan", "My son has never flown before": an experience,
         # keyed by what was done and to what; the denial sets ``negated``
@@ -676,6 +679,10 @@ def classify(c: Clause) -> Verdict | None:
         return None
     if _NO_NEED.match(core, first) and not lx.EN_NEG_IMPERATIVE.match(core, first):
         return None  # "No need to worry about it", "No need to be so formal": no order
+    if lx.EN_CERTAINTY.match(c.raw):
+        return None  # "I'm 100 percent sure.": how sure, no fact
+    if lx.EN_DECISION_JUDGED.match(core):
+        return None  # "The decision was hard.": how a choice felt, no choice
     rule = _rule(core, c, first)
     dec = lx.EN_DECISION.match(core, first)
     if dec is None:

@@ -17,7 +17,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from memory_core.extraction.apology import without_apology
-from memory_core.extraction.lexicon import EN_COUPLE, EN_EVALUATIVE, EN_PARTING, HOME
+from memory_core.extraction.lexicon import (
+    EN_COUPLE,
+    EN_DIETS,
+    EN_EVALUATIVE,
+    EN_PARTING,
+    HOME,
+)
 from memory_core.extraction.lexicon_cjk import JA_EVALUATIVE, ZH_EVALUATIVE
 from memory_core.extraction.replacement import (
     WORK,
@@ -751,6 +757,9 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
     news, not the manager); a stored item with any impression in it ("I won the
     tournament - so exciting!") stays one.
 
+    A correction keyed by a diet (:data:`~memory_core.extraction.lexicon.EN_DIETS`)
+    replaces the speaker's newest item keyed by one, whichever diet it named.
+
     A correction naming only the head of an attribute ("my font size") that two or more
     active items qualify ("editor font size", "terminal font size") replaces none: with
     ``ambiguous`` (a list) given, those candidate rows are appended to it, best first
@@ -769,6 +778,12 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
             scope.tenant, scope.role, kinds, speaker, None, None, CORRECTION_SCAN)
             if speaker_works(row["text"] or "") and correction_conditions_agree(ex, row)),
             None)
+    if ex.subject in EN_DIETS:
+        # "Actually, I'm pescatarian." after "I'm vegetarian.": one diet at a time, the
+        # newest of the speaker's, whichever it named
+        return next((row for row in items.correction_candidates(
+            scope.tenant, scope.role, kinds, speaker, None, None, CORRECTION_SCAN)
+            if row["subject"] in EN_DIETS and correction_conditions_agree(ex, row)), None)
     shaped = shapes.pronoun_value(ex.text or "") if not ex.subject else None
     if shaped is not None:
         held, by_shape = _same_shape(items, scope, ex, kinds, speaker, *shaped)
