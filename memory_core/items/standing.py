@@ -288,14 +288,19 @@ POINTER = re.compile(
     r"|and|so|also|just|please)\b[\s,.!~-]*)*"
     r"(?:(?:revert|undo|redo|drop|keep|remember|note|do|scrap|remove|delete|ignore|forget"
     r"|save|skip)\s+(?:that|this|it)(?:\s+(?:in\s+mind|for\s+later|too|as\s+well|again))?"
+    r"|(?:i|we)(?:'ll|\s+will|\s+can)\s+(?:\w+\s+){0,1}?[a-z]+(?:\s+(?:at|with|on|into|to))?"
+    r"\s+(?:that|this|it|them)(?:\s+(?:myself|ourselves|later|then|now|first))?"
+    r"|not\s+(?:[\w.#:/-]+\s*){1,3}"
     r"|(?:this|that|it)(?:'s|\s+is|\s+applies|\s+goes|\s+holds)\s+(?:for|to)\s+(?:all|every"
     r"|each|any)\s+(?:(?:of\s+)?(?:the|our|my)\s+)?[\w-]+(?:\s+[\w-]+)?)"
     r"(?:\s*[,;]?\s*(?:whenever|when|if|every\s+time|each\s+time|from\s+now\s+on"
     r"|going\s+forward)\b[^.!?\n]*)?[\s.!]*$", re.I)
 """An order whose only object points back at what was said ("nope, revert that.",
-"keep that in mind whenever we talk about meds", "ok, do that every time I push"), or a
-scope said of it ("this is for all environments from now on"): the words it points at
-are the item, if any; on its own it holds nothing to show."""
+"keep that in mind whenever we talk about meds", "ok, do that every time I push"), a
+promise of the speaker's whose only object does ("I'll run it.", "we'll look into
+that"), a scope said of it ("this is for all environments from now on"), or a denied
+value left alone by the split of its correction ("not run 30."): the words it points
+at are the item, if any; on its own it holds nothing to show."""
 
 
 def pointer(row: Any) -> bool:

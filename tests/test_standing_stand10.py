@@ -1,0 +1,126 @@
+"""Standing items read from structure, on standdev6's errors (issue 24, branch
+stand10): a step label typed with spaces (第 3 步：); a measure told by its move or its
+fill ("Error rate down to 6%", "200/200 in use", "340 waiting"); an away note ("back in
+40 min", 今日はここまでにします); a promise or a denied value that only points back
+("I'll run it.", "not run 30."); a fact dated to the day at hand ("… today is
+cancelled"). The sentences are written here, not taken from a labelled set; each group
+has controls that must keep their verdict."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_core.evaluation.extraction import stands
+from memory_core.extraction import extract
+from tests.standing_helpers import assert_none_stands, assert_stands
+
+SPACED_STEPS = [
+    "第 2 步：把用户表的主键改成 bigint。",
+    "第 4 步：给 payment 服务加上重试，最多 3 次。",
+    "第 5 项：把超时改成 30 秒。",
+]
+
+
+@pytest.mark.parametrize("text", SPACED_STEPS)
+def test_a_step_label_typed_with_spaces_names_one_of_a_series(text: str) -> None:
+    items = extract(text)
+    assert items and all(i.label for i in items), items
+    assert_none_stands(text)
+
+
+MOVES = [
+    "Error rate down to 4%.",
+    "p99 back under 300 ms after the failover.",
+    "Queue depth down to 1,200.",
+    "So we're up 3 points on the benchmark.",
+    "The worker pool is saturated: 64/64 busy.",
+    "Deploy stuck at 2/3 pods ready.",
+    "The import is still running, 812 queued.",
+]
+
+
+@pytest.mark.parametrize("text", MOVES)
+def test_a_measure_told_by_its_move_or_fill_is_a_reading(text: str) -> None:
+    assert_none_stands(text)
+
+
+SET_QUANTITIES = [
+    "Each tenant gets up to 500 requests per minute.",
+    "Cap the pool at 300 connections.",
+    "Keep the backlog under 1,000 jobs.",
+    "Our grocery budget is 600 euros a month.",
+]
+
+
+@pytest.mark.parametrize("text", SET_QUANTITIES)
+def test_a_quantity_set_with_like_words_still_stands(text: str) -> None:
+    assert_stands(text)
+
+
+AWAY = [
+    "lunch now, back in 30 min",
+    "Heading to bed, the alerts are on Ana until 8",
+    "ok calling it a day, the rest tomorrow",
+    "今日はここまでにします、お疲れさまでした。",
+    "我先下了，明天再看这个问题。",
+]
+
+
+@pytest.mark.parametrize("text", AWAY)
+def test_an_away_note_does_not_stand(text: str) -> None:
+    assert_none_stands(text)
+
+
+AWAY_LOOKALIKES = [
+    "From now on, I go to bed at 11, so don't schedule anything after 10:30.",
+    "We're going back to Postgres 15 for the billing service.",
+]
+
+
+@pytest.mark.parametrize("text", AWAY_LOOKALIKES)
+def test_a_rule_or_choice_with_such_words_still_stands(text: str) -> None:
+    assert_stands(text)
+
+
+POINTERS = [
+    "Don't touch the lockfile; tell me and I'll run it.",
+    "Correction: the winner was trial 12, not trial 11.",
+]
+
+
+@pytest.mark.parametrize("text", POINTERS)
+def test_a_promise_or_a_denied_value_that_only_points_back_does_not_stand(text: str) -> None:
+    items = extract(text)
+    for item in items:
+        if item.text.lower().startswith(("i'll", "not ")):
+            assert not stands(item), item
+    assert any(i.text.lower().startswith(("i'll", "not ")) for i in items), items
+
+
+def test_a_promise_that_names_its_object_still_stands() -> None:
+    assert_stands("We'll use Kafka for the event bus.")
+
+
+TODAY = [
+    "The 15:00 release window today is cancelled because of the freeze.",
+    "Standup today is moved to 10:30.",
+    "今天的站会取消了，大家各自同步。",
+]
+
+
+@pytest.mark.parametrize("text", TODAY)
+def test_a_fact_dated_to_the_day_at_hand_does_not_stand(text: str) -> None:
+    assert_none_stands(text)
+
+
+FROM_TODAY = [
+    "From today, standup is at 9:45.",
+    "Starting today, we deploy with Argo CD.",
+    "从今天起，我们用 Argo CD 部署。",
+    "今日から、デプロイは Argo CD で行います。",
+]
+
+
+@pytest.mark.parametrize("text", FROM_TODAY)
+def test_a_change_that_starts_today_still_stands(text: str) -> None:
+    assert_stands(text)
