@@ -124,3 +124,46 @@ FROM_TODAY = [
 @pytest.mark.parametrize("text", FROM_TODAY)
 def test_a_change_that_starts_today_still_stands(text: str) -> None:
     assert_stands(text)
+
+
+JOINED_CONDITIONS = [
+    "When you suggest walks or cafés, only pick places with step-free access.",
+    "Whenever you book hotels or flights, pick refundable ones.",
+    "If I ask for code or examples, use Python.",
+]
+
+
+@pytest.mark.parametrize("text", JOINED_CONDITIONS)
+def test_a_condition_with_a_coordinated_object_keeps_its_order(text: str) -> None:
+    items = extract(text)
+    assert [i.kind for i in items] == ["constraint"], items
+    assert_stands(text)
+
+
+def test_a_coordinated_clause_with_its_own_subject_is_no_object() -> None:
+    items = extract("When offline and the cache is cold, the timeout is 30 s.")
+    assert all(" or " not in (i.condition or "") for i in items), items
+    assert not any(i.kind == "constraint" for i in items), items
+
+
+REACHING_SCOPES = [
+    "Please don't call me, email only, for this ticket and any future ones.",
+    "Keep the old handler names throughout the migration.",
+    "Use the staging bucket for this upload and all future uploads.",
+]
+
+
+@pytest.mark.parametrize("text", REACHING_SCOPES)
+def test_a_scope_that_reaches_past_the_case_at_hand_stands(text: str) -> None:
+    assert_stands(text)
+
+
+CASE_SCOPES = [
+    "Please don't call me about this ticket, email is fine.",
+    "Keep the old handler names in this file.",
+]
+
+
+@pytest.mark.parametrize("text", CASE_SCOPES)
+def test_a_scope_of_the_case_at_hand_still_does_not_stand(text: str) -> None:
+    assert_none_stands(text)
