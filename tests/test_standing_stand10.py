@@ -167,3 +167,18 @@ CASE_SCOPES = [
 @pytest.mark.parametrize("text", CASE_SCOPES)
 def test_a_scope_of_the_case_at_hand_still_does_not_stand(text: str) -> None:
     assert_none_stands(text)
+
+
+SPELLED_SUBJECT_COUNTS = [
+    "Can you plan lunches? I cook for me and my two kids, and neither of them will eat fish.",
+    "Dinner ideas? I cook for my husband and my three boys, and all of them hate spicy food.",
+]
+
+
+@pytest.mark.parametrize("text", SPELLED_SUBJECT_COUNTS)
+def test_a_count_spelled_in_the_subject_it_describes_does_not_stand(text: str) -> None:
+    assert_none_stands(text)
+
+
+def test_a_number_set_beside_a_spelled_count_still_stands() -> None:
+    assert_stands("Our budget for the two trips is 3000 EUR.")

@@ -132,11 +132,14 @@ def pointed_liking(row: Any) -> bool:
 
 
 SUBJECT_COUNT = re.compile(
-    r"^\W*(?:the|my|our|his|her|their|all|both)\s+(?:[a-z]+\s+)?\d+\s+(?:[a-z-]+\s+){0,2}?"
-    r"[a-z]+s\s+(?!(?:are|is|were|was|have|has|had|get|gets|need|needs|use|uses|run|runs"
+    r"^\W*(?:the|my|our|his|her|their|all|both)\s+(?:[a-z]+\s+)?(?:\d+|two|three|four|five"
+    r"|six|seven|eight|nine|ten)\s+(?:[a-z-]+\s+){0,2}?"
+    r"[a-z]+s,?\s+(?!(?:are|is|were|was|have|has|had|get|gets|need|needs|use|uses|run|runs"
     r"|take|takes|cost|costs)\b)[a-z]+[^\d]*$", re.I)
-"""A number inside the subject it describes, before a verb that sets nothing and with
-no number after it ("The 3 older cousins adore chess"); "Our 3 replicas run in …"
+"""A number inside the subject it describes (in digits or a word up to ten), before a
+verb that sets nothing or a comma, and with no number after it ("The 3 older cousins
+adore chess", "my two kids, and neither of them will touch mushrooms"); "Our 3 replicas
+run in …"
 and "The 2 nodes have 16 GB" keep their numbers."""
 _TARGET = re.compile(r"\b(?:to|at|=)\s*~?\d", re.I)
 _I = re.compile(r"\bi\b", re.I)
