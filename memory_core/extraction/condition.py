@@ -26,6 +26,14 @@ _EN_CLAUSE = re.compile(
 amount is the value, not a condition). "Every time you …", "each time …", "any time …"
 subordinate as "whenever" does ("Every time you suggest a command, include --dry-run"
 is the rule "Whenever you suggest a command, …")."""
+_EN_JOINED = re.compile(
+    r"\s(?:or|and)\s(?!(?:i|we|you|it|they|he|she|then|so|but|otherwise|else)\b)"
+    r"[^\s,;:.!?()\n]+(?:\s(?!(?:is|are|was|were|i|we|you|it|they)\b)[^\s,;:.!?()\n]+){0,2}"
+    r"(?=\s*,)", re.I)
+"""A condition's object coordinated with "or"/"and", up to the comma that ends the
+condition ("When you suggest walks or cafés, only pick …"): one to three words with no
+new subject or copula, so the condition is the whole of "… walks or cafés", not a
+clause cut before "or" that leaves "or cafés, only pick …" as a statement."""
 _EN_SETTING = re.compile(
     r"\b(?:in|on|for|at|under|during)\s(?:the\s)?(?:prod(?:uction)?|staging|dev(?:elopment)?"
     r"|test(?:ing)?|qa|ci|local(?:host)?|preview|sandbox|peak(?:\s(?:hours|time|load))?"
@@ -146,6 +154,9 @@ def find_condition(scan: str, start: int, end: int, lang: str,
     if lang == "en":
         toks = tokens(scan[start:end]) if toks is None else toks
         m = _EN_CLAUSE.search(scan, start, end) if not _EN_CLAUSE_WORDS.isdisjoint(toks) else None
+        joined = _EN_JOINED.match(scan, m.end(), end) if m is not None else None
+        if m is not None and joined is not None:
+            return m.start(), joined.end()  # "when you suggest walks or cafés, …"
         setting = not _EN_SETTING_WORDS.isdisjoint(toks) or _HARDWARE.search(scan, start, end)
         if m is None and setting:
             m = _EN_SETTING.search(scan, start, end)

@@ -134,8 +134,9 @@ about code and "Change my favourite colour scheme to dark" names no "colour"."""
 # "batch 39:" as agents and logs write it, lowercase); so do a katakana word before a
 # number and a colon ("エポック12：", "バッチ3："), 第 with a number and any counter before
 # a colon ("第12批："), and a Japanese ordinal counter ("リトライ41回目", "2番目", "3日目":
-# a number, a counter and 目 say "the Nth"). A Han word before a number and a colon is
-# not one: "预算是5000：" states a value.
+# a number, a counter and 目 say "the Nth"; before a colon, spaces around the number,
+# "第 3 步：", as typed between Han and digits, change nothing). A Han word before a
+# number and a colon is not one: "预算是5000：" states a value.
 _CJK_WORD = "\u30a0-\u30ff\u4e00-\u9fff"
 _SERIES_WORDS = (r"(?i:step|phase|stage|run|attempt|iteration|epoch|trial|round|experiment"
                  r"|ticket|issue|item|task|part|test|case|job|build|sprint|milestone|version"
@@ -150,7 +151,7 @@ ORDINAL_LABEL = re.compile(
     r"|(?P<cjk>第[0-9一二三四五六七八九十]+[步条项轮次个回]|步骤\s*[0-9]+|ステップ\s*[0-9]+"
     r"|手順\s*[0-9]+"
     r"|[" + _CJK_WORD + r"]{0,12}?[0-9０-９]+\s*(?:回|番|件|個|日|周|度|本|枚|巡|つ|試行)目"
-    r"|第[0-9０-９一二三四五六七八九十百]+[\u4e00-\u9fff](?=\s*[:：])"
+    r"|第[ \t]*[0-9０-９一二三四五六七八九十百]+[ \t]*[\u4e00-\u9fff](?=\s*[:：])"
     r"|[\u30a0-\u30ff]{1,12}\s*[0-9０-９]+(?=\s*[:：]))\s*[:：、.)）]?\s*"
     r"|(?P<cjk2>(?:(?![的是在])[\u3400-\u9fff\u30a0-\u30ff]){1,6}\s*[0-9]+)\s*[:：]\s*")
 """…and, like "Trial 5: …" in English, any short CJK word with a number before a colon

@@ -40,6 +40,11 @@ Pure, no I/O.
   its own; "X is my favourite", "My favourite band is …", "my favourite, Dune" state
   it, and one that says it stands ("from now on I'll note my favourite …") stands
   (:func:`attributive_favourite`).
+- An **away note** tells that the speaker steps away, comes back or stops for the day
+  ("lunch now, back in 40 min", "Going back to bed", "calling it a day",
+  今日はここまでにします, 我先下了): its time or number is the break's, not one set,
+  and a "now" in it is no update (:func:`away_note`); a rule said with the same words
+  ("From now on I go to bed at 11") says it stands.
 """
 
 from __future__ import annotations
@@ -127,11 +132,14 @@ def pointed_liking(row: Any) -> bool:
 
 
 SUBJECT_COUNT = re.compile(
-    r"^\W*(?:the|my|our|his|her|their|all|both)\s+(?:[a-z]+\s+)?\d+\s+(?:[a-z-]+\s+){0,2}?"
-    r"[a-z]+s\s+(?!(?:are|is|were|was|have|has|had|get|gets|need|needs|use|uses|run|runs"
+    r"^\W*(?:the|my|our|his|her|their|all|both)\s+(?:[a-z]+\s+)?(?:\d+|two|three|four|five"
+    r"|six|seven|eight|nine|ten)\s+(?:[a-z-]+\s+){0,2}?"
+    r"[a-z]+s,?\s+(?!(?:are|is|were|was|have|has|had|get|gets|need|needs|use|uses|run|runs"
     r"|take|takes|cost|costs)\b)[a-z]+[^\d]*$", re.I)
-"""A number inside the subject it describes, before a verb that sets nothing and with
-no number after it ("The 3 older cousins adore chess"); "Our 3 replicas run in …"
+"""A number inside the subject it describes (in digits or a word up to ten), before a
+verb that sets nothing or a comma, and with no number after it ("The 3 older cousins
+adore chess", "my two kids, and neither of them will touch mushrooms"); "Our 3 replicas
+run in …"
 and "The 2 nodes have 16 GB" keep their numbers."""
 _TARGET = re.compile(r"\b(?:to|at|=)\s*~?\d", re.I)
 _I = re.compile(r"\bi\b", re.I)
@@ -210,8 +218,29 @@ def attributive_favourite(row: Any) -> bool:
             and _FAVOURITE_STATED.search(text) is None and not standing.is_standing_rule(text))
 
 
+AWAY = re.compile(
+    _LEAD + r"(?:[\w'\u2019]+\W+){0,4}?"
+    r"(?:(?:be\s+)?back\s+in\s+(?:\d+|an?|one|two|five|ten|fifteen|twenty|thirty|a\s+few)\s*"
+    r"(?:min|mins|minutes?|h|hrs?|hours?)\b|brb\b|afk\b"
+    r"|(?:going|heading|off|gotta\s+go)\s+(?:back\s+)?to\s+(?:bed|sleep|lunch|dinner|the\s+gym)"
+    r"(?=\s*(?:$|[,.;:!?)]|now\b))"
+    r"|(?:lunch|dinner|coffee)\s+(?:now|break)\b|(?:signing|logging)\s+off\b"
+    r"|calling\s+it\s+a\s+(?:day|night)\b)"
+    r"|(?:今日|本日)は(?:もう)?ここまで|今天(?:就)?(?:先)?(?:到这|到此|先这样)|我?先下(?:线)?了"
+    r"|(?:先)?去(?:睡|吃饭|睡觉)了", re.I)
+"""The speaker stepping away, coming back or stopping for the day (module doc, "away
+note")."""
+
+
+def away_note(row: Any) -> bool:
+    """Whether an item tells that the speaker steps away or stops for now (:data:`AWAY`)
+    and does not say it stands (:func:`memory_core.items.standing.is_standing_rule`)."""
+    text = row["text"] or ""
+    return AWAY.search(text) is not None and not standing.is_standing_rule(text)
+
+
 def chitchat(row: Any) -> bool:
     """Whether an item is chit-chat that does not stand (module doc)."""
     return (empty_hortative(row) or past_choice(row) or guessing_must(row)
             or pointed_liking(row) or counted_description(row) or present_activity(row)
-            or attributive_favourite(row))
+            or attributive_favourite(row) or away_note(row))

@@ -258,6 +258,24 @@ amount against the usual ("about $20 more than usual"), when something came back
 ("writes recovered after 4 min"): what was seen, not a value the user set."""
 
 
+MOVEMENT = re.compile(
+    r"^\W*(?:(?:so|and|but|now|then|ok|okay)\W+)?(?:[\w-]+\s+){1,3}?(?:(?:is|are|'s|'re)\s+)?"
+    r"(?:(?:down|back)\s+(?:to|under|below|over|above|at)|up\s+(?:over|above|at))\s+"
+    r"(?:about\s+|around\s+|~\s*)?\d"
+    r"|\b(?:up|down)\s+(?:by\s+)?\d[\d.,]*\s*(?:%|points?|pts|percent|percentage\s+points)"
+    r"(?=\s*(?:$|[.,;:!?)]|\s+(?:from|on|over|since|vs)\b))"
+    r"|\b\d[\d,]*\s*/\s*\d[\d,]*\s+(?:[a-z-]+\s+)?(?:in\s+use|used|busy|active|ready|healthy|running|up"
+    r"|done|complete)\b"
+    r"|(?:^|[,;:]\s*)\d[\d,]*\s+(?:waiting|queued|pending|in\s+flight|in\s+progress"
+    r"|outstanding|backlogged|stuck|retrying)(?=\s*(?:$|[.,;:!?)]))", re.I)
+"""A measure told by where it moved or how full it is, with no verb of setting: a
+verbless "<measure> down to N" or "<measure> is back under N" ("Error rate down to 6%",
+"5xx back under 1%"; "up to N" is a bound, not a move), a move by so many points or percent ("we're up 5 points"), a
+count against its capacity ("200/200 in use", "1/2 pods ready"), a count of what
+waits ("340 waiting", "12 queued"): a reading of the moment. An order with the same
+words ("Cut it down to 5 bullets") is a constraint, never a fact read here."""
+
+
 SCALE = re.compile(r"\b\d+(?:\.\d+)?\s+out\s+of\s+(?:5|10|100)\b", re.I)
 """A rating on a scale ("headache down to a 3 out of 10", "I'd give the hotel 4 out of
 5"): how something felt or fared, not a value the user set ("score at least 8 out of
@@ -296,7 +314,9 @@ def reports_number(text: str | None) -> bool:
     a machine (:data:`EQUIPMENT`: "the build box has 32 GB of RAM"), a reading of a
     moment or a past period (:data:`READING`: "1,240 users right now", "last month's
     rate was 0.8%"), what a run gave or a count given "now" (:data:`RUN_RESULT`: "now 12
-    tests fail", "Coverage is down to 74% now"), a rating on a scale (:data:`SCALE`),
+    tests fail", "Coverage is down to 74% now"), a measure told by its move or its fill
+    (:data:`MOVEMENT`: "Error rate down to 6%", "200/200 in use"), a rating on a scale
+    (:data:`SCALE`),
     how long a trip lasts
     (:data:`OCCASION_LENGTH`), a span counted back from now (:data:`ELAPSED`: "four
     months ago"), unless a word says the number is set (a budget, a limit, a target);
@@ -309,7 +329,7 @@ def reports_number(text: str | None) -> bool:
     if (observes(t) or FEELING.search(t) is not None or CHANGE_SIZE.search(t) is not None
             or RUN_RESULT.search(t) is not None or OCCASION_LENGTH.search(t) is not None
             or DIMENSION.search(t) is not None or USAGE.search(t) is not None
-            or SCALE.search(t) is not None
+            or SCALE.search(t) is not None or MOVEMENT.search(t) is not None
             or (READING.search(t) is not None and USER_CHANGE.search(t) is None)):
         return True
     if EQUIPMENT.search(t) is not None and PROVISIONED.search(t) is None:

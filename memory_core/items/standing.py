@@ -125,7 +125,10 @@ STANDING_RULE = re.compile(
     r"|(?:在)?(?:这个|本|我们的?)(?:项目|仓库|代码库|代码仓库|团队|公司)(?:里|中|内)"
     r"|この(?:リポジトリ|レポ|プロジェクト|コードベース|チーム|会社)(?:では|において(?:は)?|内では)"
     r"|今後|常に|いつも|毎回|必ず|ずっと|これから|今日から|以降は|以後|次回から|次からは|原則|絶対"
-    r"|(?:すべて|全て|全部)の(?:会話|回答|返答|チャット)|どの(?:会話|回答|チャット)でも", re.I)
+    r"|(?:すべて|全て|全部)の(?:会話|回答|返答|チャット)|どの(?:会話|回答|チャット)でも"
+    r"|\b(?:and|or|plus)\s+(?:any|all|every)\s+(?:future|later|new|other)\s+(?:ones?\b|[\w-]+s\b)"
+    r"|\bthroughout\s+(?:the|this|our)\s+(?:whole\s+|entire\s+)?(?:migration|project|refactor"
+    r"|rewrite|port|codebase|repo|release|sprint|engagement)\b", re.I)
 """Words by which a rule says it stands (see module doc): a word of time ("always",
 "from now on", "don't …, ever", "Don't … . Ever."), a team's norm said with "only"
 and a present verb
@@ -141,7 +144,9 @@ stop a practice ("Stop using emojis …", "Stop adding docstrings …"; not "Sto
 nor one scoped "for now" or to the answer at hand) or to keep a kind of advice from the
 user ("Don't recommend keto diets to me"); or a lead that names what
 follows a rule or a policy ("Here is my rule: …", "Rule for you: …", "House rule at
-my table: …", "Retention policy: …", 我的规则：, 私のルール：)."""
+my table: …", "Retention policy: …", 我的规则：, 私のルール：); or a scope that reaches
+past the case at hand ("for this ticket and any future ones", "throughout the
+migration": the work that spans many conversations)."""
 
 
 def is_standing_rule(text: str | None) -> bool:
@@ -288,14 +293,19 @@ POINTER = re.compile(
     r"|and|so|also|just|please)\b[\s,.!~-]*)*"
     r"(?:(?:revert|undo|redo|drop|keep|remember|note|do|scrap|remove|delete|ignore|forget"
     r"|save|skip)\s+(?:that|this|it)(?:\s+(?:in\s+mind|for\s+later|too|as\s+well|again))?"
+    r"|(?:i|we)(?:'ll|\s+will|\s+can)\s+(?:\w+\s+){0,1}?[a-z]+(?:\s+(?:at|with|on|into|to))?"
+    r"\s+(?:that|this|it|them)(?:\s+(?:myself|ourselves|later|then|now|first))?"
+    r"|not\s+(?:[\w.#:/-]+\s*){1,3}"
     r"|(?:this|that|it)(?:'s|\s+is|\s+applies|\s+goes|\s+holds)\s+(?:for|to)\s+(?:all|every"
     r"|each|any)\s+(?:(?:of\s+)?(?:the|our|my)\s+)?[\w-]+(?:\s+[\w-]+)?)"
     r"(?:\s*[,;]?\s*(?:whenever|when|if|every\s+time|each\s+time|from\s+now\s+on"
     r"|going\s+forward)\b[^.!?\n]*)?[\s.!]*$", re.I)
 """An order whose only object points back at what was said ("nope, revert that.",
-"keep that in mind whenever we talk about meds", "ok, do that every time I push"), or a
-scope said of it ("this is for all environments from now on"): the words it points at
-are the item, if any; on its own it holds nothing to show."""
+"keep that in mind whenever we talk about meds", "ok, do that every time I push"), a
+promise of the speaker's whose only object does ("I'll run it.", "we'll look into
+that"), a scope said of it ("this is for all environments from now on"), or a denied
+value left alone by the split of its correction ("not run 30."): the words it points
+at are the item, if any; on its own it holds nothing to show."""
 
 
 def pointer(row: Any) -> bool:

@@ -115,15 +115,30 @@ update it"): the request after it is about the new value, which holds on. Not a 
 ("I'm free now, quiz me": that one is the moment's)."""
 
 
+_TODAY = re.compile(
+    r"(?<!\bfrom\s)(?<!\bsince\s)(?<!\bas\sof\s)(?<!\bstarting\s)(?<!\bbeginning\s)"
+    r"(?<!\buntil\s)\b(?:today|tonight|this\s+(?:morning|afternoon|evening))\b"
+    r"(?!\s+(?:on|onwards?|forward)\b)"
+    r"|(?<![从自])(?:今天|今晚|今日|今夜)(?![起开以之後后以降から]|から)", re.I)
+"""A day word that dates what it says to the day at hand ("the deploy window today is
+cancelled", 今天的站会取消了); "from today", "as of today", "starting today", 从今天起,
+今日から open a change that lasts."""
+
+
 def bound_to_now(row: Any) -> bool:
     """Whether an item is a request or a need bound to the moment it was said in
     (module doc, "When it holds"): it asks (:data:`_REQUEST`), names the moment
     (:data:`_MOMENT`), and does not say it stands, nor open with the speaker's own
     state, new "now" (:data:`_OWN_STATE`); or, of any kind, it names one occasion
-    (:data:`_ONCE`) and does not say it stands."""
+    (:data:`_ONCE`) and does not say it stands; or it is a fact dated to the day at
+    hand (:data:`_TODAY`: "the deploy window today is cancelled") that does not say it
+    stands."""
     text = row["text"] or ""
     if _ONCE.search(text) is not None and not is_standing_rule(text) and not lasting(row):
         return True  # "bump memory to 1Gi for this deploy only", 这次用英文回复吧
+    if (row["kind"] == "fact" and _TODAY.search(text) is not None
+            and not is_standing_rule(text) and not lasting(row)):
+        return True  # "the 14:00 deploy window today is cancelled": that day's news
     return (row["kind"] != "decision" and _MOMENT.search(text) is not None
             and _REQUEST.search(text) is not None and not is_standing_rule(text)
             and _OWN_STATE.match(text) is None)
