@@ -300,6 +300,62 @@ def test_minilm_dequantises_the_rows_a_run_reads_not_the_whole_table() -> None:
     assert float(ratio) > 3, f"stored / rewritten graph CPU per short text: {ratio}"
 
 
+def test_minilm_runs_are_planned_to_cut_padding() -> None:
+    """A short request's four texts (its message, the reply after it, two sentences of
+    the message) went through one run padded to the longest; the plan runs the short
+    ones apart when the padding they would compute costs more than a run of their
+    own. Every text is in one run, each run within ``RUN_PIECES`` (or one text), and
+    the plan's cost is the least of every way to cut the sorted texts (brute force)."""
+    import itertools
+
+    from memory_core.search.embed.minilm import ATTENTION_PIECES, RUN_PIECES, plan_runs
+
+    def cost(runs: list[list[int]], lengths: list[int], fixed: int) -> float:
+        return sum(fixed + len(r) * max(lengths[i] for i in r)
+                   * (1 + max(lengths[i] for i in r) / ATTENTION_PIECES) for r in runs)
+
+    assert plan_runs([50, 87, 21, 23], 20) == [[2, 3], [0], [1]]
+    assert plan_runs([50, 87, 21, 23], 1000) == [[2, 3, 0, 1]]  # a costly run: share it
+    assert plan_runs([]) == [] and plan_runs([700]) == [[0]]
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        lengths = [int(x) for x in rng.integers(3, 260, int(rng.integers(1, 8)))]
+        fixed = int(rng.integers(0, 60))
+        runs = plan_runs(lengths, fixed)
+        assert sorted(i for r in runs for i in r) == list(range(len(lengths)))
+        assert all(len(r) == 1 or len(r) * max(lengths[i] for i in r) <= RUN_PIECES
+                   for r in runs)
+        order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+        least = min(
+            cost([order[a:b] for a, b in itertools.pairwise([0, *cuts, len(order)])],
+                 lengths, fixed)
+            for k in range(len(order))
+            for cuts in itertools.combinations(range(1, len(order)), k)
+            if all(b - a == 1 or (b - a) * lengths[order[b - 1]] <= RUN_PIECES
+                   for a, b in itertools.pairwise([0, *cuts, len(order)])))
+        assert cost(runs, lengths, fixed) == pytest.approx(least)
+
+
+def test_minilm_vectors_do_not_depend_on_the_run_plan() -> None:
+    """Padding is masked and each row is its own: a text's vector is the same, bit
+    for bit, alone, in the planned runs, and padded in one run with a text of 256
+    pieces (English, Chinese, Japanese, blank)."""
+    from memory_core.search.embed import minilm
+
+    mini = minilm.MiniLmEmbedder()
+    rng = np.random.default_rng(11)
+    words = ["backup", "cluster", "latency", "retry", "budget", "staging", "deploy"]
+    texts = [" ".join(rng.choice(words, size=int(n))) for n in (3, 12, 40, 90, 200)] + [
+        "Keep in mind that the target is under 23 ms.", "我们周五上线",
+        "夜間バックアップは19日間保存します。", "", "x " * 300]
+    alone = np.vstack([mini.embed([t]) for t in texts])
+    assert len(minilm.plan_runs(
+        [len(mini._tokenizer.encode(t or ".").ids) for t in texts])) > 1
+    assert np.array_equal(mini.embed(texts), alone)
+    pieces = [mini._tokenizer.encode(t or ".").ids for t in texts]
+    assert np.array_equal(mini._run(pieces), alone)  # one run, every text padded to 256
+
+
 def test_unknown_minilm_weights_are_refused() -> None:
     from memory_core.search import EmbeddingConfig, create_embedder
     from memory_core.search.embed import EmbedderError

@@ -6,8 +6,10 @@ are measured. Prints, per request of ``lcm-proxy bench short`` (the user message
 the reply embedded after it, two of its sentences as the items), the CPU of the
 calling thread in e5 and in MiniLM (one ``embed`` call of the four texts per model,
 as the indexer sends them when it is not behind); then the CPU of one ONNX run of
-MiniLM's session in TREE for 1×12, 1×60 and 4×60 word pieces (ten runs each).
-Figures: docs/evaluation/README.md, "MiniLM's word-piece table, dequantised by rows".
+MiniLM's session in TREE for 1×12, 1×60 and 4×60 word pieces, and for one text of
+4 to 256 pieces (the cost curve ``plan_runs`` models; ten runs each).
+Figures: docs/evaluation/README.md, "MiniLM's word-piece table, dequantised by rows"
+and "Where a short request's e5 CPU goes".
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ def main() -> None:
             cpu[name] += time.thread_time() - t
     print(f"{tree}: per request e5 {cpu['e5'] / requests * 1000:.1f} ms,"
           f" MiniLM {cpu['minilm'] / requests * 1000:.1f} ms")
-    for rows, width in ((1, 12), (1, 60), (4, 60)):
+    for rows, width in ((1, 12), (1, 60), (4, 60), (1, 4), (1, 32), (1, 128), (1, 256)):
         ids = np.full((rows, width), 2000, dtype=np.int64)
         feed = {"input_ids": ids, "attention_mask": np.ones_like(ids),
                 "token_type_ids": np.zeros_like(ids)}

@@ -45,6 +45,14 @@ RUN_PIECES = 512
 """Word pieces (padding included) per ONNX run: texts are sorted by length and cut
 into runs of at most this (at least one text), so memory stays bounded. Runs without
 onnxruntime's memory arena keep RSS flat (docs/evaluation/constants.md)."""
+RUN_COST_PIECES = {"int8": 20, "float32": 8}
+"""The fixed CPU of one ONNX run, in word pieces' worth of the per-piece work, by
+``weights``: with ``int8`` every run turns the layers' weights into float32 first.
+:func:`plan_runs` weighs it against the padding a shared run computes."""
+ATTENTION_PIECES = 1200
+"""Run width at which a piece's attention work (scores, mask, softmax over the run's
+width) equals its other work: a piece of a run ``w`` wide costs ``1 + w /
+ATTENTION_PIECES`` pieces' worth (:func:`plan_runs`)."""
 DISABLED_OPTIMIZERS = ("ConstantFolding",)
 """onnxruntime graph optimisers left out with ``weights="int8"``: constant folding turns
 the int8 weights into float32 copies once, at load."""
@@ -69,6 +77,39 @@ def is_english_like(text: str) -> bool:
     ASCII (true for text without letters)."""
     letters = [c for c in text if c.isalpha()]
     return not letters or sum(c.isascii() for c in letters) >= ASCII_SHARE * len(letters)
+
+
+def plan_runs(lengths: list[int], run_cost: int = RUN_COST_PIECES["int8"]) -> list[list[int]]:
+    """Group texts of ``lengths`` word pieces into the ONNX runs of least total CPU.
+
+    A run pads every text to its longest, and each run also costs ``run_cost``
+    pieces' worth of fixed work; a piece of a run ``w`` wide costs ``1 + w /
+    ATTENTION_PIECES``. Texts sorted by length are cut into the consecutive groups
+    of least total cost (dynamic programming over the cut points), each of at most
+    ``RUN_PIECES`` padded pieces or of one text. Returns the groups as lists of
+    indices into ``lengths``, each ascending by length; every index appears once.
+    A text's vector does not depend on the run it is in (bit for bit: padding is
+    masked, each row is its own), so the plan only changes the CPU.
+    """
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    n = len(order)
+    best = [0.0] + [float("inf")] * n  # best[j]: least cost of the first j texts
+    cut = [0] * (n + 1)
+    for j in range(1, n + 1):
+        width = lengths[order[j - 1]]  # the longest of any group ending at j
+        per_text = width * (1.0 + width / ATTENTION_PIECES)
+        for i in range(j - 1, -1, -1):
+            if i < j - 1 and width * (j - i) > RUN_PIECES:
+                break
+            cost = best[i] + run_cost + (j - i) * per_text
+            if cost < best[j]:
+                best[j], cut[j] = cost, i
+    runs: list[list[int]] = []
+    j = n
+    while j > 0:
+        runs.append(order[cut[j]:j])
+        j = cut[j]
+    return runs[::-1]
 
 
 class MiniLmEmbedder:
@@ -153,19 +194,9 @@ class MiniLmEmbedder:
         try:
             # one text at a time on this thread: encode_batch would run on the
             # tokenizers library's own thread pool, outside the embedder's priority
-            enc = [self._tokenizer.encode(t if t.strip() else ".") for t in texts]
-            order = sorted(range(len(texts)), key=lambda i: len(enc[i].ids))
-            start = 0
-            while start < len(order):
-                # sorted ascending: the run's last text is its longest, so its
-                # length times the run's size is what the run pads to
-                end = start + 1
-                while (end < len(order)
-                       and len(enc[order[end]].ids) * (end + 1 - start) <= RUN_PIECES):
-                    end += 1
-                idx = order[start:end]
-                out[idx] = self._run([enc[i].ids for i in idx])
-                start = end
+            enc = [self._tokenizer.encode(t if t.strip() else ".").ids for t in texts]
+            for idx in plan_runs([len(e) for e in enc], RUN_COST_PIECES[self.weights]):
+                out[idx] = self._run([enc[i] for i in idx])
         except EmbedderError:
             raise
         except Exception as exc:  # noqa: BLE001 - onnxruntime/tokenizers raise their own
