@@ -1,4 +1,5 @@
-"""A throwaway PostgreSQL cluster for tests: ``initdb`` in a temporary directory,
+"""A throwaway PostgreSQL cluster for tests: ``initdb`` in a temporary directory
+(on ``/dev/shm`` when that memory file system has room, :func:`_scratch_dir`),
 ``postgres`` on 127.0.0.1 and a free port (and a unix socket in that directory),
 torn down with the directory afterwards. Nothing about PostgreSQL is mocked.
 
