@@ -55,7 +55,7 @@ def _free_port() -> int:
 
 
 _RAMDISK = Path("/dev/shm")
-_RAMDISK_FREE = 4 << 30
+_RAMDISK_FREE = 1 << 30
 """Bytes a memory file system must have free to hold the clusters (each a few hundred
 MB at most: its WAL is bounded, each test's database is dropped after it)."""
 
