@@ -100,15 +100,23 @@ def pg_session_template(pg_session_cluster: str) -> str:
     return pgcluster.migrated_template(pg_session_cluster, "lcm_test_template")
 
 
+_DATABASES_AHEAD = 3
+"""How many fresh databases :class:`_Databases` keeps made ahead of the tests."""
+
+
 class _Databases:
-    """Fresh copies of the session's template for the tests, made one ahead and
-    dropped after their test on a thread of their own, so that neither waits in a
-    test's setup or teardown. :meth:`take` raises what creating the copy raised."""
+    """Fresh copies of the session's template for the tests, made ahead
+    (:data:`_DATABASES_AHEAD`, so that a run of short tests finds them ready) on one
+    thread and dropped after their test on another, so that neither a copy nor a
+    drop waits in a test's setup or teardown, nor a copy behind a drop.
+    :meth:`take` raises what creating the copy raised."""
 
     def __init__(self, cluster: str, template: str) -> None:
         self._cluster, self._template = cluster, template
-        self._jobs = concurrent.futures.ThreadPoolExecutor(1, "lcm-test-databases")
-        self._ahead = collections.deque([self._jobs.submit(self._make)])
+        self._makes = concurrent.futures.ThreadPoolExecutor(1, "lcm-test-databases")
+        self._drops = concurrent.futures.ThreadPoolExecutor(1, "lcm-test-drops")
+        self._ahead = collections.deque(
+            [self._makes.submit(self._make) for _ in range(_DATABASES_AHEAD)])
 
     def _make(self) -> str:
         return pgcluster.fresh_database(self._cluster, f"lcm_test_{next(_DATABASES)}",
@@ -117,13 +125,13 @@ class _Databases:
     def take(self) -> str:
         """A new database's URL."""
         made = self._ahead.popleft()
-        self._ahead.append(self._jobs.submit(self._make))
+        self._ahead.append(self._makes.submit(self._make))
         return made.result(timeout=300)
 
     def drop(self, urls: list[str]) -> None:
         """Drop these databases (in the background)."""
         if urls:
-            self._jobs.submit(self._drop, urls)
+            self._drops.submit(self._drop, urls)
 
     def _drop(self, urls: list[str]) -> None:
         import psycopg
@@ -133,8 +141,9 @@ class _Databases:
                 conn.execute(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}" WITH (FORCE)')
 
     def close(self) -> None:
-        """Wait for the drops and the copy made ahead."""
-        self._jobs.shutdown(wait=True)
+        """Wait for the drops and the copies made ahead."""
+        self._makes.shutdown(wait=True)
+        self._drops.shutdown(wait=True)
 
 
 @pytest.fixture(scope="session")
