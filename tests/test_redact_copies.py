@@ -10,10 +10,12 @@ not redacted with it: the answer names them so the operator can redact them too.
 
 from __future__ import annotations
 
+import json
 import zlib
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import openai
 import orjson
 from click.testing import CliRunner
@@ -21,7 +23,7 @@ from click.testing import CliRunner
 from memory_core.store.scrub import PLACEHOLDER, Scrubber
 from proxy.cli import main
 from tests.conftest import TEST_KEY, RunningProxy, start_proxy, store_sql
-from tests.fake_upstream import FakeUpstream
+from tests.fake_upstream import FakeUpstream, Reply
 from tests.test_injection import Agent
 from tests.test_purge_thread import n, settle, start
 from tests.test_redact import RECORD, message_of, redact_api, stored_copies
@@ -60,6 +62,49 @@ def test_cjk_copies_are_found_by_characters() -> None:
     assert scrub.scrub("摘要：王小明的电话是一三九零零零零，住在北京市朝阳区。") \
         == f"摘要：{PLACEHOLDER}。"
     assert scrub.scrub("集群今天运行正常。") == "集群今天运行正常。"
+
+
+def test_a_copy_in_ascii_escaped_json_is_not_skipped() -> None:
+    # many clients send JSON with ``\\u`` escapes (Python's json.dumps): the pre-test
+    # on a stored body's text must not skip a copy whose words are spelled so
+    said = ("王小明的电话是一三九零零零零，住在北京市朝阳区。"
+            "集群在七四一一端口运行，请查看。")
+    scrub = Scrubber([said])
+    body = {"messages": [{"role": "user", "content": "摘要：王小明的电话是一三九零零零零，住在北京市朝阳区。"}]}
+    assert scrub.scrub_value(body) != body
+    assert scrub.may_hold(json.dumps(body))
+    accented = Scrubber(["Jürgen Müller wohnt in der Straße 12 in Köln, seit 2019."])
+    value = {"m": "Herr Jürgen Müller wohnt in der Straße"}
+    assert accented.scrub_value(value) != value and accented.may_hold(json.dumps(value))
+    wide = Scrubber(["𝐀𝐥𝐩𝐡𝐚 𝐁𝐞𝐭𝐚 gamma delta epsilon zeta 4411 eta"])
+    assert wide.may_hold(json.dumps({"m": "𝐀𝐥𝐩𝐡𝐚 𝐁𝐞𝐭𝐚 gamma"}))
+    assert not scrub.may_hold(json.dumps({"m": "今天天气很好"}))  # no anchor either way
+
+
+async def test_a_body_sent_with_ascii_escapes_loses_its_copy(
+        make_proxy: Any, upstream: FakeUpstream) -> None:
+    # Python's json.dumps (and clients built on it) write every non-ASCII character
+    # as a \\u escape; a body memory left unchanged is stored as the client sent it
+    said = "王小明的电话是一三九零零零零，住在北京市朝阳区。集群在七四一一端口运行，请查看。"
+    proxy = await make_proxy(injection={"enabled": False}, tools={"enabled": False})
+    upstream.push(Reply(content="好的。"))
+    body = json.dumps({"model": "gpt-test", "messages": [{"role": "user", "content": said}]})
+    assert "\\u" in body
+    async with aiohttp.ClientSession() as s, s.post(
+            f"{proxy.base_url}/chat/completions", data=body.encode(), headers={
+                "Authorization": f"Bearer {TEST_KEY}",
+                "Content-Type": "application/json"}) as r:
+        assert r.status == 200, await r.text()
+    await proxy.settle()
+    message_id, _ = message_of(proxy, said)
+
+    def bodies() -> list[str]:
+        return [orjson.dumps(orjson.loads(zlib.decompress(bytes(b[0])))).decode()
+                for b in store_sql(proxy.engine, "SELECT body FROM forwarded_requests"
+                                   " WHERE body IS NOT NULL")]
+    assert any("王小明" in b for b in bodies())  # logged, as sent
+    assert proxy.engine.redact(message_id) is not None
+    assert bodies() and not any("王小明" in b for b in bodies())
 
 
 async def test_an_unrelated_line_and_body_keep_their_text(
