@@ -188,6 +188,43 @@ async def test_a_responses_chain_row_is_scrubbed_and_resolves_after_a_restart(
         await proxy.close()
 
 
+async def test_a_redacted_message_of_two_parts_resolves_after_a_restart(
+        upstream: FakeUpstream, tmp_path: Path) -> None:
+    # each part of the redacted message becomes the placeholder in the chain row: the
+    # rebuilt message is two placeholders and still continues the redacted node
+    data = tmp_path / "data"
+    first = await start_proxy(upstream.base_url, data)
+    parts = [{"type": "input_text", "text": RECORD},
+             {"type": "input_text", "text": "Please call her back before noon today."}]
+    try:
+        async with openai.AsyncOpenAI(base_url=first.base_url, api_key=TEST_KEY,
+                                      max_retries=0) as client:
+            r1 = await client.responses.create(model="m", input=[{"role": "user",
+                                                                  "content": parts}])
+            r2 = await client.responses.create(model="m", previous_response_id=r1.id,
+                                               input=[{"role": "user", "content":
+                                                       "Goal: answer the customer today"}])
+        await first.settle()
+        message_id, thread = message_of(first, f"{RECORD}\nPlease call her back before"
+                                        " noon today.")
+        threads = n(first, "SELECT COUNT(*) FROM threads")
+        assert first.engine.redact(message_id) is not None
+    finally:
+        await first.close()
+    proxy = await start_proxy(upstream.base_url, data)
+    try:
+        async with openai.AsyncOpenAI(base_url=proxy.base_url, api_key=TEST_KEY,
+                                      max_retries=0) as client:
+            await client.responses.create(model="m", previous_response_id=r2.id,
+                                          input=[{"role": "user", "content": "One more."}])
+        await proxy.settle()
+        assert message_of(proxy, "One more.")[1] == thread
+        assert n(proxy, "SELECT COUNT(*) FROM threads") == threads
+        assert stored_copies(proxy, "ZEBRAQUILL") == {}
+    finally:
+        await proxy.close()
+
+
 async def test_other_statements_are_named_not_redacted(
         make_proxy: Any, upstream: FakeUpstream) -> None:
     proxy = await start(make_proxy)
