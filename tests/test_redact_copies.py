@@ -10,6 +10,7 @@ not redacted with it: the answer names them so the operator can redact them too.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import zlib
 from pathlib import Path
@@ -18,11 +19,13 @@ from typing import Any
 import aiohttp
 import openai
 import orjson
+import pytest
 from click.testing import CliRunner
 
+from memory_core.engine import REDACTED_TTL_S
 from memory_core.store.scrub import PLACEHOLDER, Scrubber
 from proxy.cli import main
-from tests.conftest import TEST_KEY, RunningProxy, start_proxy, store_sql
+from tests.conftest import TEST_KEY, TEST_STORE, RunningProxy, start_proxy, store_sql
 from tests.fake_upstream import FakeUpstream, Reply
 from tests.test_injection import Agent
 from tests.test_purge_thread import n, settle, start
@@ -256,6 +259,41 @@ async def test_other_statements_are_named_not_redacted(
     assert message_of(proxy, f"Again: {RECORD}")[0] == elsewhere
     assert n(proxy, "SELECT COUNT(*) FROM messages WHERE id = ? AND text = ?",
              message_id, PLACEHOLDER) == 1
+
+
+@pytest.mark.skipif(TEST_STORE != "sqlite", reason="SQLite reuses a purged thread's id")
+async def test_a_thread_id_reused_after_a_cli_purge_is_tested_again(
+        make_proxy: Any, upstream: FakeUpstream) -> None:
+    # The CLI purges the newest thread and the server's next thread gets its id again
+    # (SQLite reuses the largest rowid); a redaction in that new thread must reach the
+    # bodies the server logs for it, whatever root it cached for the old one.
+    proxy = await make_proxy()
+    await Agent(proxy, upstream).say(RECORD)
+    await proxy.settle()
+    message_id, _ = message_of(proxy, RECORD)
+    assert proxy.engine.redact(message_id) is not None  # the tenant has hashes
+    await Agent(proxy, upstream, system="You help with payroll.").say(
+        "Which team owns the payroll export job?")
+    await proxy.settle()
+    _, old = message_of(proxy, "Which team owns the payroll export job?")
+    tenant = store_sql(proxy.engine, "SELECT tenant FROM messages WHERE id = ?",
+                       (message_id,))[0][0]
+    assert proxy.engine._redacted_for(tenant, old) is None  # its root, cached
+    data_dir = proxy.settings.storage.data_dir
+    runner = CliRunner()
+    out = runner.invoke(main, ["memory", "purge", "--data-dir", data_dir, "--thread",
+                               str(old), "--yes"])
+    assert out.exit_code == 0, out.output
+    said = "The escrow account for Ondrej Vasquez is 4410-2291-7781, branch Tallow Creek."
+    await Agent(proxy, upstream, system="You help with banking.").say(said)
+    await proxy.settle()
+    new_id, new = message_of(proxy, said)
+    assert new == old, "the thread id was not reused: the test tests nothing"
+    out = runner.invoke(main, ["memory", "redact", "--data-dir", data_dir, str(new_id),
+                               "--yes"])
+    assert out.exit_code == 0, out.output
+    await asyncio.sleep(REDACTED_TTL_S + 0.1)  # the server reads the meta rows again
+    assert proxy.engine._redacted_for(tenant, new)
 
 
 async def test_only_bodies_of_the_redacted_tree_are_tested(
