@@ -375,8 +375,9 @@ class ChunkAccumulator:
     def _add_delta(acc: _Choice, delta: dict[str, Any]) -> None:
         if isinstance(delta.get("role"), str):
             acc.role = delta["role"]
-        if isinstance(delta.get("content"), (str, list)):
-            acc.content.append(delta["content"])
+        content = delta.get("content")
+        if isinstance(content, str) or (isinstance(content, list) and content):
+            acc.content.append(content)  # an empty chunk list holds nothing
             acc.seen_content = True
         if isinstance(delta.get("refusal"), str):
             acc.refusal.append(delta["refusal"])

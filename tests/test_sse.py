@@ -236,6 +236,17 @@ def test_joined_chunks_keep_the_fields_of_later_chunks() -> None:
                        {"type": "text", "text": "done", "annotations": [{"n": 1}]}]
 
 
+def test_an_empty_content_list_leaves_a_string_answer_a_string() -> None:
+    # ``"content": []`` in a delta (a server's role chunk) holds no chunk: the answer
+    # streamed as strings stays a string, as it was before chunk lists were kept
+    data = sse(
+        chunk([{"index": 0, "delta": {"role": "assistant", "content": []}}]),
+        chunk([{"index": 0, "delta": {"content": "hi"}}]),
+        chunk([{"index": 0, "delta": {}, "finish_reason": "stop"}]),
+    )
+    assert accumulate(decode([data])[0]).messages()[0]["content"] == "hi"
+
+
 def test_tool_call_fragments_split_mid_name_and_mid_arguments() -> None:
     second = {"id": "call_2", "name": "lookup", "arguments": '{"q": "a \\"quoted\\" b"}'}
     data = realistic_stream(content=None, tool_calls=[TOOL, second])
