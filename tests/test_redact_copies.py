@@ -110,6 +110,27 @@ async def test_a_body_sent_with_ascii_escapes_loses_its_copy(
     assert bodies() and not any("王小明" in b for b in bodies())
 
 
+async def test_a_reply_whose_raw_json_keeps_a_lone_surrogate_is_scrubbed(
+        make_proxy: Any, upstream: FakeUpstream) -> None:
+    # a truncated emoji is kept in raw_json as an escaped lone surrogate, and an id past
+    # 64 bits as written (memory_core.capture.evidence): the reply that echoed the
+    # record is scrubbed all the same and keeps both as they were
+    proxy = await make_proxy()
+    upstream.push(Reply(content=f"Noted: {RECORD}"))
+    await Agent(proxy, upstream).say(RECORD)
+    await proxy.settle()
+    message_id, _ = message_of(proxy, RECORD)
+    raw = ('{"role":"assistant","content":' + json.dumps(f"Noted: {RECORD} \ud83d")
+           + ',"trace":123456789012345678901234567890}')
+    store_sql(proxy.engine, "UPDATE messages SET raw_json = ? WHERE msg_role = 'assistant'"
+              " AND text = ?", (raw, f"Noted: {RECORD}"))
+    assert proxy.engine.redact(message_id) is not None
+    (kept,) = [str(r[0]) for r in store_sql(
+        proxy.engine, "SELECT raw_json FROM messages WHERE msg_role = 'assistant'")]
+    assert "ZEBRAQUILL" not in kept and PLACEHOLDER in kept
+    assert "\\ud83d" in kept and "123456789012345678901234567890" in kept
+
+
 async def test_an_unrelated_line_and_body_keep_their_text(
         make_proxy: Any, upstream: FakeUpstream) -> None:
     proxy = await make_proxy(search={"enabled": True}, compaction={
