@@ -134,7 +134,10 @@ class Engine:
         tenant): the ``meta`` rows, read again after :data:`REDACTED_TTL_S` (another
         process may redact)."""
         self._thread_roots: dict[int, int] = {}
-        """Thread id → its root message id (:meth:`_redacted_for`; a root never moves)."""
+        """Thread id → its root message id (:meth:`_redacted_for`; a root never moves;
+        cleared when the listed roots change, as an id may be reused)."""
+        self._roots_seen: dict[str, frozenset[int]] = {}
+        """The roots :meth:`_redacted_state` read last."""
         self._active_items = ActiveItems(prepare=item_features, fold_key=fold_key,
                                          context=message_context)
         self._superseded = SupersededItems()
@@ -889,6 +892,11 @@ class Engine:
 
         hashes_text, roots_text = self.store.read_tx(read)
         hashes, roots = redacted_hashes(hashes_text), redacted_roots(roots_text)
+        if roots != self._roots_seen:
+            # A thread cached before may be another now (SQLite gives the id of a thread
+            # purged by another process to the next one): its root is read again.
+            self._thread_roots.clear()
+            self._roots_seen = roots
         self._redacted = (now, hashes, roots)
         return hashes, roots
 

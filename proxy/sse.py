@@ -243,6 +243,17 @@ def content_text(content: Any) -> str:
     return ""
 
 
+def _joined_fields(last: dict[str, Any], chunk: dict[str, Any], key: str,
+                   joined: Any) -> dict[str, Any]:
+    """``last`` and the ``chunk`` that goes on it as one chunk: ``key`` holds
+    ``joined``, and a field ``chunk`` carries (a ``signature``, ``closed``) is kept,
+    over the one before it unless ``None``."""
+    out = dict(last)
+    out.update((k, v) for k, v in chunk.items() if v is not None or k not in out)
+    out[key] = joined
+    return out
+
+
 def _joined_chunks(pieces: list[Any]) -> list[Any]:
     """Streamed ``content`` pieces (strings and chunk lists) as one chunk list, as the
     whole answer writes it: a string is a ``text`` chunk, and a chunk that goes on
@@ -260,10 +271,10 @@ def _joined_chunks(pieces: list[Any]) -> list[Any]:
                 out.append(c)
             elif c.get("type") == "text" and isinstance(c.get("text"), str) and isinstance(
                     last.get("text"), str):
-                out[-1] = dict(last, text=last["text"] + c["text"])
+                out[-1] = _joined_fields(last, c, "text", last["text"] + c["text"])
             elif isinstance(kind := c.get("type"), str) and isinstance(
                     c.get(kind), list) and isinstance(last.get(kind), list):
-                out[-1] = dict(last, **{kind: _joined_chunks([last[kind], c[kind]])})
+                out[-1] = _joined_fields(last, c, kind, _joined_chunks([last[kind], c[kind]]))
             else:
                 out.append(c)
     return out
@@ -364,8 +375,9 @@ class ChunkAccumulator:
     def _add_delta(acc: _Choice, delta: dict[str, Any]) -> None:
         if isinstance(delta.get("role"), str):
             acc.role = delta["role"]
-        if isinstance(delta.get("content"), (str, list)):
-            acc.content.append(delta["content"])
+        content = delta.get("content")
+        if isinstance(content, str) or (isinstance(content, list) and content):
+            acc.content.append(content)  # an empty chunk list holds nothing
             acc.seen_content = True
         if isinstance(delta.get("refusal"), str):
             acc.refusal.append(delta["refusal"])

@@ -216,6 +216,37 @@ def test_content_chunk_lists_are_kept_and_joined() -> None:
     assert content_text(content) == "done" and content_text("plain") == "plain"
 
 
+def test_joined_chunks_keep_the_fields_of_later_chunks() -> None:
+    # a field only a later chunk carries (a signature, ``closed``) stays on the joined
+    # chunk: the turn sent back must carry what the upstream wrote
+    first = [{"type": "thinking", "thinking": [{"type": "text", "text": "Let "}]}]
+    last = [{"type": "thinking", "thinking": [{"type": "text", "text": "me see."}],
+             "signature": "c2ln", "closed": True}]
+    data = sse(
+        chunk([{"index": 0, "delta": {"role": "assistant", "content": first}}]),
+        chunk([{"index": 0, "delta": {"content": last}}]),
+        chunk([{"index": 0, "delta": {"content": [{"type": "text", "text": "do"}]}}]),
+        chunk([{"index": 0, "delta": {"content": [
+            {"type": "text", "text": "ne", "annotations": [{"n": 1}]}]}}]),
+        chunk([{"index": 0, "delta": {}, "finish_reason": "stop"}]),
+    )
+    content = accumulate(decode([data])[0]).messages()[0]["content"]
+    assert content == [{"type": "thinking", "thinking": [{"type": "text", "text": "Let me see."}],
+                        "signature": "c2ln", "closed": True},
+                       {"type": "text", "text": "done", "annotations": [{"n": 1}]}]
+
+
+def test_an_empty_content_list_leaves_a_string_answer_a_string() -> None:
+    # ``"content": []`` in a delta (a server's role chunk) holds no chunk: the answer
+    # streamed as strings stays a string, as it was before chunk lists were kept
+    data = sse(
+        chunk([{"index": 0, "delta": {"role": "assistant", "content": []}}]),
+        chunk([{"index": 0, "delta": {"content": "hi"}}]),
+        chunk([{"index": 0, "delta": {}, "finish_reason": "stop"}]),
+    )
+    assert accumulate(decode([data])[0]).messages()[0]["content"] == "hi"
+
+
 def test_tool_call_fragments_split_mid_name_and_mid_arguments() -> None:
     second = {"id": "call_2", "name": "lookup", "arguments": '{"q": "a \\"quoted\\" b"}'}
     data = realistic_stream(content=None, tool_calls=[TOOL, second])

@@ -445,6 +445,16 @@ def regroup_calls(nodes: _Nodes, messages: list[Any], keys: list[str], k: int,
     return out, index
 
 
+def _same_scrubbed(stored: str, text: str) -> bool:
+    """Whether a request message's ``text`` is what a redaction left of the stored
+    message whose text is ``stored``: the same text, or, for the redacted message
+    itself (``stored`` is the placeholder), placeholders only (its content parts each
+    became one, and ``message_text`` joins them)."""
+    if stored == text:
+        return True
+    return stored == PLACEHOLDER and not text.replace(PLACEHOLDER, "").strip()
+
+
 def _continue_redacted(nodes: _Nodes, messages: list[Any], keys: list[str], k: int,
                        legacy: bool) -> tuple[list[str], int]:
     """Keys that continue a redacted node where the request holds its placeholder.
@@ -455,7 +465,8 @@ def _continue_redacted(nodes: _Nodes, messages: list[Any], keys: list[str], k: i
     conversation's message ``k`` holds :data:`~memory_core.store.scrub.PLACEHOLDER`
     and hashes to no stored node. It continues instead the stored child of the same
     parent, of the same role, whose stored text is its text (the redaction scrubbed
-    both alike; of several, the one the rest of the request continues furthest), and
+    both alike; a message of several parts is placeholders only,
+    :func:`_same_scrubbed`; of several, the one the rest of the request continues furthest), and
     the keys after it are hashed from that node's key. A new message that merely
     quotes the placeholder differs in its text and is stored as usual. Repeated
     while the next unstored message holds the placeholder too. Returns ``(keys,
@@ -472,7 +483,7 @@ def _continue_redacted(nodes: _Nodes, messages: list[Any], keys: list[str], k: i
             PLACEHOLDER)
         best: tuple[int, list[str]] | None = None
         for node, stored, msg_role in found:
-            if msg_role != role or stored != text:
+            if msg_role != role or not _same_scrubbed(stored, text):
                 continue
             tried = [*keys[:k], node, *chain_keys(messages[k + 1:], node, legacy=legacy)]
             reach = matched_prefix(nodes, tried)

@@ -198,11 +198,13 @@ def _scrub_copies(q: Callable[..., Any], scrubber: Scrubber, message_id: int,
         if not scrubber.may_hold(text) and not scrubber.may_hold(raw):
             continue
         new_text = scrubber.scrub(text)
-        old_raw = orjson.loads(raw)
+        # raw_json may hold what orjson refuses (an escaped lone surrogate, an integer
+        # past 64 bits: memory_core.capture.evidence), read and written back as it was
+        old_raw = loads_lossless(raw)
         new_raw = scrubber.scrub_value(old_raw)
-        if new_text != text or new_raw != old_raw:
+        if new_text != text or new_raw is not old_raw:
             q("UPDATE messages SET text=?, raw_json=? WHERE id=?",
-              (new_text, orjson.dumps(new_raw).decode(), ref))
+              (new_text, dumps_lossless(new_raw), ref))
             touched.append(int(ref))
             if not hidden:
                 replies.append(int(ref))
@@ -212,11 +214,10 @@ def _scrub_copies(q: Callable[..., Any], scrubber: Scrubber, message_id: int,
                            " role=? AND message_id>=?", (tenant, role, message_id)).fetchall():
         if not scrubber.may_hold(messages):
             continue
-        value = orjson.loads(messages)
+        value = loads_lossless(messages)  # written by dumps_lossless, as raw_json
         new = scrubber.scrub_value(value)
-        if new != value:
-            q("UPDATE splices SET messages=? WHERE message_id=?",
-              (orjson.dumps(new).decode(), ref))
+        if new is not value:
+            q("UPDATE splices SET messages=? WHERE message_id=?", (dumps_lossless(new), ref))
             counts["splices"] += 1
             rows["splices"].append(int(ref))
     for ref, text in q("SELECT id, text FROM summary_nodes WHERE tenant=? AND role=? AND"

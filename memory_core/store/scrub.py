@@ -72,6 +72,19 @@ _SENTENCE_END = re.compile(r"[.!?;\n。！？；]")
 _SPACE = re.compile(r"\s+")
 
 
+_JSON_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+                          r"|\\u[0-9a-fA-F]{4}")
+"""A JSON ``\\u`` escape: a surrogate pair, or one code unit."""
+
+
+def _unescape(m: re.Match[str]) -> str:
+    """The character(s) a :data:`_JSON_ESCAPE` match spells (a lone surrogate kept)."""
+    units = [int(m.group()[i + 2:i + 6], 16) for i in range(0, len(m.group()), 6)]
+    if len(units) == 2:
+        return chr(0x10000 + ((units[0] - 0xD800) << 10) + (units[1] - 0xDC00))
+    return chr(units[0])
+
+
 def _norm(text: str) -> str:
     return _SPACE.sub(" ", text).strip().lower()
 
@@ -152,8 +165,15 @@ class Scrubber:
 
     def may_hold(self, text: str) -> bool:
         """Cheap pre-test: ``False`` guarantees :meth:`scrub` changes nothing in
-        ``text`` or in any string of ``text`` as JSON (no anchor token in it)."""
+        ``text`` or in any string of ``text`` as JSON (no anchor token in it, its
+        ``\\uXXXX`` escapes read as the characters they spell: a client's JSON may
+        write every non-ASCII character so)."""
         low = text.lower()
+        if any(a in low for a in self.anchors):
+            return True
+        if "\\u" not in text:
+            return False
+        low = _JSON_ESCAPE.sub(_unescape, text).lower()
         return any(a in low for a in self.anchors)
 
     def scrub(self, text: str) -> str:
