@@ -27,6 +27,7 @@ from tests.replay_helpers import put, rows
     ("Neither of us drinks coffee.", True),
     ("Nobody in my family eats pork.", True),
     ("Neither of us is vegetarian.", True),
+    ("Neither my wife nor I have a car.", True),
     # Chinese and Japanese
     ("我们没有车。", True),
     ("我和我妻子没有车。", True),

@@ -37,9 +37,11 @@ _EN_LEAD = (r"(?>(?:(?:actually|no|oh|well|sorry|honestly|wait|um|uh|so|and|but|
 _EN_ADVERB = r"(?:(?:actually|really|honestly|even|ever|currently|still|truly)\s+)*"
 _EN_SPEAKER = (r"(?:i|we(?:\s+(?:both|all|two))?|(?:both|all|each)\s+of\s+us"
                r"|the\s+(?:two|three|four|five)\s+of\s+us"
-               r"|(?:(?:my|our)\s+)?[a-z]+(?:\s+[a-z]+)??\s+and\s+i(?:\s+both)?)")
+               r"|(?:(?:my|our)\s+)?[a-z]+(?:\s+[a-z]+)??\s+and\s+i(?:\s+both)?"
+               r"|neither\s+(?:(?:my|our)\s+)?[a-z]+\s+nor\s+(?:i|we))")
 """A subject that holds the speaker: "I", "we", "we both", "both of us", "the two of us",
-"my wife and I", "Anna and I", "my team and I both"."""
+"my wife and I", "Anna and I", "my team and I both", and "neither my wife nor I" with the
+"don't" that :mod:`.contractions` writes in after it."""
 _EN_NONE_OF_US = (r"(?:(?:neither|none)\s+of\s+us"
                   r"|(?:nobody|no\s*-?\s*one)\s+(?:in|at|on|from|of)\s+(?:my|our)\s+[a-z]+"
                   r"(?:\s+[a-z]+)??"
