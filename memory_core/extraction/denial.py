@@ -157,8 +157,8 @@ def _none_of_us(text: str) -> Denial | None:
         return None
     rest = m.group("rest")
     cut = _EN_ENDING.search(rest)
-    ending = bool(cut) and cut.group(0).strip().lower() in ("anymore", "any more",
-                                                            "any longer", "now")
+    ending = cut is not None and cut.group(0).strip().lower() in (
+        "anymore", "any more", "any longer", "now")
     verb, _, what = (rest[:cut.start()] if cut else rest).partition(" ")
     if negative(verb) or not what.strip():
         return None  # "None of us don't …": a double negation; "Nobody in my team knows."
