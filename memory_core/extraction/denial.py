@@ -35,12 +35,34 @@ class Denial:
 _EN_LEAD = (r"(?>(?:(?:actually|no|oh|well|sorry|honestly|wait|um|uh|so|and|but|to\s+be"
             r"\s+(?:clear|honest)|for\s+the\s+record|correction)\W+)*)")
 _EN_ADVERB = r"(?:(?:actually|really|honestly|even|ever|currently|still|truly)\s+)*"
+_EN_SPEAKER = (r"(?:i|we(?:\s+(?:both|all|two))?|(?:both|all|each)\s+of\s+us"
+               r"|the\s+(?:two|three|four|five)\s+of\s+us"
+               r"|(?:(?:my|our)\s+)?[a-z]+(?:\s+[a-z]+)??\s+and\s+i(?:\s+both)?"
+               r"|neither\s+(?:(?:my|our)\s+)?[a-z]+\s+nor\s+(?:i|we))")
+"""A subject that holds the speaker: "I", "we", "we both", "both of us", "the two of us",
+"my wife and I", "Anna and I", "my team and I both", and "neither my wife nor I" with the
+"don't" that :mod:`.contractions` writes in after it."""
+_EN_NONE_OF_US = (r"(?:(?:neither|none)\s+of\s+us"
+                  r"|(?:nobody|no\s*-?\s*one)\s+(?:in|at|on|from|of)\s+(?:my|our)\s+[a-z]+"
+                  r"(?:\s+[a-z]+)??"
+                  r"|neither\s+(?:my\s+)?[a-z]+\s+nor\s+i|neither\s+i\s+nor\s+(?:my\s+)?[a-z]+)")
+"""A subject that denies of every one of a group the speaker is in: "neither of us",
+"none of us", "nobody in my family", "no one on our team", "neither my wife nor I"."""
 EN_DENIAL: Final = re.compile(
-    rf"{_EN_LEAD}i(?P<aux>'m|\s+am|'ve|\s+have|\s+was|\s+do|\s+did)?\s+{_EN_ADVERB}"
+    rf"{_EN_LEAD}{_EN_SPEAKER}(?P<aux>'m|\s+am|'re|\s+are|'ve|\s+have|\s+was|\s+were"
+    rf"|\s+do|\s+did)?\s+{_EN_ADVERB}"
     r"(?P<neg>don'?t|do\s+not|didn'?t|did\s+not|never|no\s+longer|not|n't)\s+"
     rf"{_EN_ADVERB}(?P<rest>[^,;:.!?\u2014\u2013]+?)\s*(?=[,;:.!\u2014\u2013]|$)", re.I)
-"""The speaker's own negation at the clause's start, then what it negates up to the
-clause's end (a question mark ends no denial)."""
+"""The speaker's own negation at the clause's start (the speaker alone or in a group,
+:data:`_EN_SPEAKER`), then what it negates up to the clause's end (a question mark ends
+no denial)."""
+EN_NONE_DENIAL: Final = re.compile(
+    rf"{_EN_LEAD}{_EN_NONE_OF_US}\s+{_EN_ADVERB}"
+    rf"(?P<rest>[a-z']+\s+[^,;:.!?\u2014\u2013]+?)\s*(?=[,;:.!\u2014\u2013]|$)", re.I)
+"""A group with the speaker in it, each of whom a plain verb is denied of (the negation
+is in the subject, :data:`_EN_NONE_OF_US`): "Neither of us drinks coffee.", "Nobody in
+my family eats pork.", "None of us is vegetarian"."""
+_EN_BE_AUX: Final = frozenset(("'m", "am", "was", "'re", "are", "were"))
 _EN_ENDING: Final = re.compile(
     r"\s+(?:any\s?more|any\s+longer|now|at\s+all|either|yet)$", re.I)
 _EN_BE: Final = frozenset(("am", "'m", "is", "are", "was", "were", "be", "been", "being"))
@@ -64,14 +86,27 @@ def lemma(word: str) -> str:
 
 _ZH_LEAD = r"(?:(?:其实|实际上|说实话|老实说|不对|不是|抱歉|对不起|更正一下)[，,、\s]*)*"
 ZH_DENIAL: Final = re.compile(
-    _ZH_LEAD + r"我(?:其实|实际上|根本|从来|压根|并|也|已经|现在)*"
-    r"(?P<neg>不再|没有|没|並沒有|並没有)(?:再)?(?P<rest>[^，,。！!？?；;]{1,20}?)(?P<end>了)?[。！!]?$")
+    _ZH_LEAD + r"(?:我(?:们|們)?(?:俩|倆|两个|兩個|两人|兩人)?|咱们|咱們"
+    r"|我和[^\s，,。、]{1,4}?|[^\s，,。、]{1,4}?和我)"
+    r"(?:其实|实际上|根本|从来|压根|并|也|都|已经|现在)*"
+    r"(?P<neg>不再|没有|没|並沒有|並没有|不是)(?:再)?(?P<rest>[^，,。！!？?；;]{1,20}?)(?P<end>了)?[。！!]?$")
+_JA_SPEAKER = (r"(?:私|僕|俺|わたし)(?:たち|達|ら)?(?:は|も)(?:二人とも|みんな|全員)?"
+               r"|我々は|うちは|(?:私|僕|俺|わたし)と[^、，,。\s]{1,5}?は"
+               r"|[^、，,。\s]{1,5}?と(?:私|僕|俺|わたし)は")
+"""A subject that holds the speaker: 私は, 私たちは, 僕らは, 私と妻は, 妻と私は."""
 _JA_LEAD = r"(?:(?:実は|本当は|実際は|いや|いえ|すみません|ごめん)[、,\s]*)*"
 JA_DENIAL: Final = re.compile(
-    _JA_LEAD + r"(?:私は|僕は|俺は|わたしは)?(?:実は|本当は|実際は|もう)?"
+    _JA_LEAD + r"(?:" + _JA_SPEAKER + r")?(?:実は|本当は|実際は|もう)?"
     r"(?P<rest>[^、，,。！!？?]{1,20}?)"
     r"(?P<neg>ていません|でいません|ていない|でいない|はいません|はいない|はありません)"
     r"(?:でした|です)?[。！!]?$")
+
+
+JA_PLAIN_DENIAL: Final = re.compile(
+    _JA_LEAD + r"(?:" + _JA_SPEAKER + r")(?:実は|本当は|実際は|もう)?"
+    r"(?P<rest>[^、，,。！!？?]{1,20}?)(?P<neg>ない|ません)(?:でした|です)?[。！!]?$")
+"""A plain negated verb after the speaker named as subject (私たちは肉を食べない,
+私は車を持ちません); without the subject a bare ない is no statement of the speaker's."""
 
 
 def find(text: str, lang: str) -> Denial | None:
@@ -81,7 +116,7 @@ def find(text: str, lang: str) -> Denial | None:
     if lang == "en":
         m = EN_DENIAL.match(text.strip())
         if m is None:
-            return None
+            return _none_of_us(text.strip())
         rest, aux, neg = m.group("rest"), (m.group("aux") or "").strip().lower(), \
             m.group("neg").lower()
         ending = neg == "no longer"
@@ -90,8 +125,8 @@ def find(text: str, lang: str) -> Denial | None:
             ending = ending or cut.group(0).strip().lower() in ("anymore", "any more",
                                                                 "any longer", "now")
             rest = rest[:cut.start()]
-        if aux in ("'m", "am", "was") or (neg in ("not", "no longer") and not aux):
-            if aux not in ("'m", "am", "was"):
+        if aux in _EN_BE_AUX or (neg in ("not", "no longer") and not aux):
+            if aux not in _EN_BE_AUX:
                 return None  # "I not …": no sentence
             return Denial("be", rest, ending) if rest else None
         if neg in ("not", "n't") and aux not in ("do", "did"):
@@ -107,11 +142,27 @@ def find(text: str, lang: str) -> Denial | None:
             return None
         rest = re.sub(r"[过了]", "", m.group("rest"))
         return Denial("", rest, m.group("neg") == "不再") if rest else None
-    m = JA_DENIAL.match(text.strip())
+    m = JA_DENIAL.match(text.strip()) or JA_PLAIN_DENIAL.match(text.strip())
     if m is None:
         return None
     rest = _JA_PARTICLE.sub("", m.group("rest"))
     return Denial("", rest, False) if rest else None
+
+
+def _none_of_us(text: str) -> Denial | None:
+    """The denial a group subject that excludes everyone in it states
+    (:data:`EN_NONE_DENIAL`): the verb after it and what follows the verb."""
+    m = EN_NONE_DENIAL.match(text)
+    if m is None:
+        return None
+    rest = m.group("rest")
+    cut = _EN_ENDING.search(rest)
+    ending = cut is not None and cut.group(0).strip().lower() in (
+        "anymore", "any more", "any longer", "now")
+    verb, _, what = (rest[:cut.start()] if cut else rest).partition(" ")
+    if negative(verb) or not what.strip():
+        return None  # "None of us don't …": a double negation; "Nobody in my team knows."
+    return Denial(lemma(verb), what.strip(), ending)
 
 
 _JA_PARTICLE: Final = re.compile(r"[はをがも]")

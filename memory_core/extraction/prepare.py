@@ -22,7 +22,8 @@ verbatim while the rules read a cleaned copy. Three things happen:
   ``<system-reminder>`` with CLAUDE.md, Codex's ``<environment_context>`` and
   AGENTS.md ``<INSTRUCTIONS>`` with the heading above it, ``<local-command-stdout>``:
   :func:`context_spans`), a line that is one bracketed note (``[Request interrupted
-  by user]``), and a whole turn that opens as a client's own note (a recap after it
+  by user]``), another memory layer's recall under a plain heading (:func:`recall_spans`),
+  and a whole turn that opens as a client's own note (a recap after it
   compacted its history); of a tag that wraps the user's words (``<user_query>``)
   only the tags;
 * traditional Chinese characters fold to simplified for Chinese sentences only
@@ -581,6 +582,39 @@ def transcript_start(text: str) -> int | None:
     return None
 
 
+_RECALL_HEADING = re.compile(
+    r"^[ \t]{0,3}(?:#{1,6}[ \t]+)?(?:\*\*|__)?(?P<name>[A-Za-z][A-Za-z '_-]{0,48}?)"
+    r"(?:\*\*|__)?[ \t]*[:：]?[ \t]*(?:\*\*|__)?[ \t]*\r?\n", re.M)
+_RECALL_WORDS = frozenset({"memories", "memory", "recalled", "retrieved", "recall",
+                           "remembered", "context"})
+"""Words of a plain heading that names what another memory layer recalled ("Relevant
+memories:", "Memory context:", "## Retrieved context")."""
+_BULLET = re.compile(r"[ \t]*(?:[-*•·]|\d{1,2}[.)])[ \t]+(?P<body>[^\n]*)(?:\n|$)")
+_ABOUT_USER = re.compile(r"\b(?:the\s+)?user(?:'s|s')?\b", re.I)
+
+
+def recall_spans(text: str) -> list[tuple[int, int]]:
+    """Another memory layer's recall pasted under a plain heading, with no tag: a line
+    whose few words name recalled memory or context (:data:`_RECALL_WORDS`) and the
+    bullet lines right under it, each of which speaks of "the user" in the third person
+    ("Relevant memories:\n- The user lives in Berlin."). The heading and its bullets are
+    one span, as a ``<memories>`` block is (:data:`_CLIENT_WORDS`). A heading of other
+    words ("My notes:") or a bullet in the user's own voice ("- I live in Berlin")
+    leaves the list the user's."""
+    out: list[tuple[int, int]] = []
+    for m in _RECALL_HEADING.finditer(text):
+        words = set(_NOT_LETTERS.split(m.group("name").lower())) - {""}
+        if not words & _RECALL_WORDS or len(words) > 6:
+            continue
+        at, bullets = m.end(), 0
+        while (b := _BULLET.match(text, at)) is not None \
+                and _ABOUT_USER.search(b.group("body")) is not None:
+            at, bullets = b.end(), bullets + 1
+        if bullets and (at == len(text) or _BULLET.match(text, at) is None):
+            out.append((m.start(), at))
+    return out
+
+
 def client_spans(text: str) -> list[tuple[int, int]]:
     """What a client adds to a user turn, as ``(start, end)`` spans in order: the whole
     text when it opens as a client's own note (:data:`_CLIENT_NOTE`), from its first
@@ -596,6 +630,8 @@ def client_spans(text: str) -> list[tuple[int, int]]:
     spans = [(s, e) for s, e, _spoken in context_spans(text)] if "</" in text else []
     if "[" in text:
         spans = sorted(spans + [m.span() for m in _BRACKET_NOTE.finditer(text)])
+    if "\n" in text and _ABOUT_USER.search(text):
+        spans = sorted(spans + recall_spans(text))
     return spans
 
 
