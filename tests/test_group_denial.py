@@ -23,6 +23,12 @@ from tests.replay_helpers import put, rows
     ("We don't like jazz.", True),
     ("We don't eat meat.", True),
     ("Anna and I never had a dog.", True),
+    # a contracted be is its aux and its negation
+    ("We aren't vegetarian.", True),
+    ("Tom and I aren't vegetarian.", True),
+    ("I wasn't born in Paris.", True),
+    ("We weren't born in Paris.", True),
+    ("We were born in Paris.", False),
     # the negation in the subject
     ("Neither of us drinks coffee.", True),
     ("Nobody in my family eats pork.", True),

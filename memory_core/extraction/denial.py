@@ -50,12 +50,13 @@ _EN_NONE_OF_US = (r"(?:(?:neither|none)\s+of\s+us"
 "none of us", "nobody in my family", "no one on our team", "neither my wife nor I"."""
 EN_DENIAL: Final = re.compile(
     rf"{_EN_LEAD}{_EN_SPEAKER}(?P<aux>'m|\s+am|'re|\s+are|'ve|\s+have|\s+was|\s+were"
-    rf"|\s+do|\s+did)?\s+{_EN_ADVERB}"
+    rf"|\s+do|\s+did)?(?:\s+{_EN_ADVERB}|(?=n't))"
     r"(?P<neg>don'?t|do\s+not|didn'?t|did\s+not|never|no\s+longer|not|n't)\s+"
     rf"{_EN_ADVERB}(?P<rest>[^,;:.!?\u2014\u2013]+?)\s*(?=[,;:.!\u2014\u2013]|$)", re.I)
 """The speaker's own negation at the clause's start (the speaker alone or in a group,
 :data:`_EN_SPEAKER`), then what it negates up to the clause's end (a question mark ends
-no denial)."""
+no denial). A contracted be ("aren't", "wasn't", "weren't") is its aux and its
+negation."""
 EN_NONE_DENIAL: Final = re.compile(
     rf"{_EN_LEAD}{_EN_NONE_OF_US}\s+{_EN_ADVERB}"
     rf"(?P<rest>[a-z']+\s+[^,;:.!?\u2014\u2013]+?)\s*(?=[,;:.!\u2014\u2013]|$)", re.I)
