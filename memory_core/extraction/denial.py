@@ -120,12 +120,8 @@ def find(text: str, lang: str) -> Denial | None:
             return _none_of_us(text.strip())
         rest, aux, neg = m.group("rest"), (m.group("aux") or "").strip().lower(), \
             m.group("neg").lower()
-        ending = neg == "no longer"
-        cut = _EN_ENDING.search(rest)
-        if cut:
-            ending = ending or cut.group(0).strip().lower() in ("anymore", "any more",
-                                                                "any longer", "now")
-            rest = rest[:cut.start()]
+        rest, ending = _cut_ending(rest)
+        ending = ending or neg == "no longer"
         if aux in _EN_BE_AUX or (neg in ("not", "no longer") and not aux):
             if aux not in _EN_BE_AUX:
                 return None  # "I not …": no sentence
@@ -150,17 +146,24 @@ def find(text: str, lang: str) -> Denial | None:
     return Denial("", rest, False) if rest else None
 
 
+def _cut_ending(rest: str) -> tuple[str, bool]:
+    """``rest`` without a trailing "anymore" / "at all" / "yet" … (:data:`_EN_ENDING`),
+    and whether that word says the statement ended ("anymore", "any longer", "now")."""
+    cut = _EN_ENDING.search(rest)
+    if cut is None:
+        return rest, False
+    return rest[:cut.start()], cut.group(0).strip().lower() in (
+        "anymore", "any more", "any longer", "now")
+
+
 def _none_of_us(text: str) -> Denial | None:
     """The denial a group subject that excludes everyone in it states
     (:data:`EN_NONE_DENIAL`): the verb after it and what follows the verb."""
     m = EN_NONE_DENIAL.match(text)
     if m is None:
         return None
-    rest = m.group("rest")
-    cut = _EN_ENDING.search(rest)
-    ending = cut is not None and cut.group(0).strip().lower() in (
-        "anymore", "any more", "any longer", "now")
-    verb, _, what = (rest[:cut.start()] if cut else rest).partition(" ")
+    rest, ending = _cut_ending(m.group("rest"))
+    verb, _, what = rest.partition(" ")
     if negative(verb) or not what.strip():
         return None  # "None of us don't …": a double negation; "Nobody in my team knows."
     return Denial(lemma(verb), what.strip(), ending)
