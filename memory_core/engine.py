@@ -947,9 +947,9 @@ class Engine:
                                   conversation_id)
 
     def response_conversation(self, scope: Scope, response_id: str
-                              ) -> tuple[list[Any], int | None] | None:
-        """The items of the conversation a stored response ends and its thread id, or
-        ``None`` (unknown in ``scope``'s tenant and role, or a broken chain); see
+                              ) -> tuple[list[Any], int | None, str] | None:
+        """The items of the conversation a stored response ends, its thread id and
+        session, or ``None`` (unknown in ``scope``'s tenant and role, or a broken chain); see
         :func:`memory_core.capture.response_threads.conversation`."""
         from memory_core.capture import response_threads as responsemap
 

@@ -147,3 +147,24 @@ def to_client(headers: Mapping[str, str], *, keep_length: bool = False) -> CIMul
         if name.lower() not in drop:
             out.add(name, value)
     return out
+
+
+IDEMPOTENCY_HEADERS = ("idempotency-key", "x-idempotency-key")
+"""Request headers naming one request to an upstream (or a gateway) that answers a
+repeated key with the first answer."""
+
+
+def for_send(headers: CIMultiDict[str], n: int) -> CIMultiDict[str]:
+    """The upstream headers of the ``n``-th upstream call (from 0) the proxy makes for
+    one client request (the hidden rounds of a memory tool loop, a retry without
+    the memory tools): from the second call on, each :data:`IDEMPOTENCY_HEADERS`
+    value gets ``-lcm<n>`` appended. An upstream that honours the key would answer
+    every round with the first round's answer; derived keys stay stable across the
+    client's own retries of the request, so each of their rounds is deduplicated
+    with its counterpart. ``headers`` itself is never changed."""
+    if n == 0 or not any(k in headers for k in IDEMPOTENCY_HEADERS):
+        return headers
+    out: CIMultiDict[str] = CIMultiDict()
+    for name, value in headers.items():
+        out.add(name, f"{value}-lcm{n}" if name.lower() in IDEMPOTENCY_HEADERS else value)
+    return out

@@ -62,28 +62,32 @@ def _blob(items: list[Any]) -> bytes:
 
 
 def _save(run: Run, response_id: str, parent: str | None, items: list[Any], *,
-          tenant: str = "t1", role: str = "coder", thread_id: int | None = 7) -> None:
+          tenant: str = "t1", role: str = "coder", thread_id: int | None = 7,
+          session: str = "s") -> None:
     run(lambda tx: tx.responses.save_response(
-        tenant=tenant, role=role, session="s", response_id=response_id, parent=parent,
+        tenant=tenant, role=role, session=session, response_id=response_id, parent=parent,
         thread_id=thread_id, items=_blob(items), created_at=1000.5))
 
 
 def test_a_chain_reads_back_oldest_first_within_its_tenant_and_role(run: Run) -> None:
     _save(run, "r1", None, [{"role": "user", "content": "one"}], thread_id=1)
     _save(run, "r2", "r1", [{"role": "assistant", "content": "two"}], thread_id=2)
-    _save(run, "r3", "r2", [{"role": "user", "content": "three ü \U0001f600"}], thread_id=3)
-    _save(run, "r3", None, [{"role": "user", "content": "other tenant"}], tenant="t2")
+    _save(run, "r3", "r2", [{"role": "user", "content": "three ü \U0001f600"}], thread_id=3,
+          session="s3")
+    _save(run, "r3", None, [{"role": "user", "content": "other tenant"}], tenant="t2",
+          session="")
 
     rows = run(lambda tx: tx.responses.response_chain("t1", "coder", "r3", 100))
     assert [r["parent"] for r in rows] == [None, "r1", "r2"]
     assert [r["thread_id"] for r in rows] == [1, 2, 3]
+    assert [r["session"] for r in rows] == ["s", "s", "s3"]
     assert all(isinstance(r["items"], bytes) for r in rows)
     got = run(lambda tx: response_threads.conversation(tx, "t1", "coder", "r3"))
     assert got == ([{"role": "user", "content": "one"}, {"role": "assistant", "content": "two"},
-                    {"role": "user", "content": "three ü \U0001f600"}], 3)
+                    {"role": "user", "content": "three ü \U0001f600"}], 3, "s3")
     # Another tenant's r3 is its own conversation; another role sees nothing.
     assert run(lambda tx: response_threads.conversation(tx, "t2", "coder", "r3")) == (
-        [{"role": "user", "content": "other tenant"}], 7)
+        [{"role": "user", "content": "other tenant"}], 7, "")
     assert run(lambda tx: tx.responses.response_chain("t1", "writer", "r3", 100)) == []
     assert run(lambda tx: response_threads.conversation(tx, "t1", "coder", "nope")) is None
 
@@ -92,7 +96,8 @@ def test_saving_a_response_again_replaces_its_row(run: Run) -> None:
     _save(run, "r1", None, [{"v": 1}], thread_id=1)
     _save(run, "r1", "r0", [{"v": 2}], thread_id=None)
     rows = run(lambda tx: tx.responses.response_chain("t1", "coder", "r1", 100))
-    assert rows == [{"parent": "r0", "items": _blob([{"v": 2}]), "thread_id": None}]
+    assert rows == [{"parent": "r0", "items": _blob([{"v": 2}]), "thread_id": None,
+                     "session": "s"}]
     # r0 was never stored: the chain is broken, so no conversation.
     assert run(lambda tx: response_threads.conversation(tx, "t1", "coder", "r1")) is None
 
@@ -120,7 +125,7 @@ def test_conversation_head_follows_the_newest_response(run: Run) -> None:
     assert run(lambda tx: tx.responses.conversation_head("t1", "coder", "conv_2")) is None
     # r2 had no blob (capture policy): only r1's row exists, with the ticket's thread.
     assert run(lambda tx: response_threads.conversation(tx, "t1", "coder", "r1")) == (
-        [{"a": 1}], 42)
+        [{"a": 1}], 42, "s")
     assert run(lambda tx: tx.responses.response_chain("t1", "coder", "r2", 10)) == []
 
 

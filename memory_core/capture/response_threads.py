@@ -106,14 +106,15 @@ def conversation_owner(tx: Tx, tenant: str, role: str, conversation_id: str) -> 
 
 
 def conversation(tx: Tx, tenant: str, role: str, response_id: str
-                 ) -> tuple[list[Any], int | None] | None:
+                 ) -> tuple[list[Any], int | None, str] | None:
     """The items of the conversation ``response_id`` ends, oldest first, and the
-    thread id of its own row; ``None`` when the id is unknown in this tenant and role,
-    or its chain is broken (an ancestor never stored or since purged)."""
+    thread id and session of its own row; ``None`` when the id is unknown in this
+    tenant and role, or its chain is broken (an ancestor never stored or since
+    purged)."""
     rows = tx.responses.response_chain(tenant, role, response_id, MAX_CHAIN)
     if not rows or rows[0]["parent"] is not None:
         return None
     items: list[Any] = []
     for row in rows:
         items.extend(loads_lossless(zlib.decompress(row["items"])))
-    return items, rows[-1]["thread_id"]
+    return items, rows[-1]["thread_id"], rows[-1].get("session") or ""

@@ -802,7 +802,7 @@ class ResponseMap(Protocol):
 
     def response_chain(self, tenant: str, role: str, response_id: str, max_rows: int
                        ) -> list[Row]:
-        """``[{parent, items, thread_id}]`` from ``response_id`` back through its
+        """``[{parent, items, thread_id, session}]`` from ``response_id`` back through its
         parents (at most ``max_rows + 1`` rows), oldest first; empty when unknown."""
         ...
 

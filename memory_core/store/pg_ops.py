@@ -94,7 +94,8 @@ class PgResponseMap:
             cur.execute(CHAIN_SQL, {"t": tenant, "r": role, "id": response_id,
                                     "max": max_rows})
             return [{"parent": r["parent"], "items": bytes(r["items"]),
-                     "thread_id": r["thread_id"]} for r in cur.fetchall()]
+                     "thread_id": r["thread_id"], "session": r["session"]}
+                    for r in cur.fetchall()]
 
     def response_owner(self, account: str, prefix: str, role: str, response_id: str
                        ) -> str | None:
@@ -120,15 +121,15 @@ OWNER_SQL = (
 (migration 5), whatever the number of end users and rows behind the key."""
 
 CHAIN_SQL = (
-    "WITH RECURSIVE chain(response_id, parent, items, thread_id, depth) AS ("
-    " SELECT response_id, parent_response_id, items, thread_id, 0"
+    "WITH RECURSIVE chain(response_id, parent, items, thread_id, session, depth) AS ("
+    " SELECT response_id, parent_response_id, items, thread_id, session, 0"
     " FROM response_threads WHERE tenant = %(t)s AND role = %(r)s AND response_id = %(id)s"
     " UNION ALL SELECT p.response_id, p.parent_response_id, p.items, p.thread_id,"
-    " chain.depth + 1 FROM chain CROSS JOIN LATERAL ("
+    " p.session, chain.depth + 1 FROM chain CROSS JOIN LATERAL ("
     "  SELECT * FROM response_threads r WHERE r.tenant = %(t)s AND r.role = %(r)s"
     "  AND r.response_id = chain.parent LIMIT 1) p"
     " WHERE chain.depth < %(max)s)"
-    " SELECT parent, items, thread_id FROM chain ORDER BY depth DESC")
+    " SELECT parent, items, thread_id, session FROM chain ORDER BY depth DESC")
 """A conversation's rows, newest first in the recursion, oldest first out.
 
 Each step is one primary-key lookup of the parent, whatever the table's statistics:

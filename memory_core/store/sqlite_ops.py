@@ -160,14 +160,14 @@ class SqliteResponseMap:
     def response_chain(self, tenant: str, role: str, response_id: str, max_rows: int
                        ) -> list[Row]:
         return [dict(r) for r in self._c.execute(
-            "WITH RECURSIVE chain(response_id, parent, items, thread_id, depth) AS ("
-            " SELECT response_id, parent_response_id, items, thread_id, 0"
+            "WITH RECURSIVE chain(response_id, parent, items, thread_id, session, depth)"
+            " AS (SELECT response_id, parent_response_id, items, thread_id, session, 0"
             " FROM response_threads WHERE tenant=? AND role=? AND response_id=?"
             " UNION ALL SELECT r.response_id, r.parent_response_id, r.items, r.thread_id,"
-            " chain.depth + 1 FROM response_threads r JOIN chain"
+            " r.session, chain.depth + 1 FROM response_threads r JOIN chain"
             " ON r.tenant=? AND r.role=? AND r.response_id=chain.parent"
             " WHERE chain.depth < ?)"
-            " SELECT parent, items, thread_id FROM chain ORDER BY depth DESC",
+            " SELECT parent, items, thread_id, session FROM chain ORDER BY depth DESC",
             (tenant, role, response_id, tenant, role, max_rows))]
 
     def response_owner(self, account: str, prefix: str, role: str, response_id: str

@@ -7,7 +7,9 @@ tenant and role, the items each relayed response ends (durable in the store's
 and plan the request as its whole thread (:mod:`proxy.handlers.responses`).
 A response or conversation id is found among the tenants of the request's API key
 (its own and its end users'): :meth:`ResponseThreads.find` and
-:meth:`ResponseThreads.head` say which scope holds it.
+:meth:`ResponseThreads.head` say which scope holds it. A request without a session of
+its own (no ``X-LCM-Session``) that continues a response takes that response's
+session, so that it is captured on the thread the response ended, not a new one.
 """
 
 from __future__ import annotations
@@ -44,8 +46,9 @@ class ResponseThreads:
     def __init__(self, engine: Engine, limit: int = 1024) -> None:
         self.engine = engine
         self.limit = limit
-        # (key's tenant, role, response id) -> (the tenant that holds it, its items)
-        self._map: OrderedDict[tuple[str, str, str], tuple[str, tuple[Any, ...]]] = \
+        # (key's tenant, role, response id) -> (the tenant that holds it, its session,
+        # its items)
+        self._map: OrderedDict[tuple[str, str, str], tuple[str, str, tuple[Any, ...]]] = \
             OrderedDict()
         # (key's tenant, role, conversation id) -> (the tenant that holds it, its head)
         self._heads: OrderedDict[tuple[str, str, str], tuple[str, str]] = OrderedDict()
@@ -79,7 +82,7 @@ class ResponseThreads:
         """The items of the conversation ``response_id`` ends in ``scope``'s own
         tenant when the cache holds them, else ``None`` (no store read)."""
         found = self.cached_find(scope, response_id)
-        return found[1] if found is not None and found[0] == scope else None
+        return found[1] if found is not None and found[0].tenant == scope.tenant else None
 
     def cached_find(self, scope: Scope, response_id: str
                     ) -> tuple[Scope, tuple[Any, ...]] | None:
@@ -91,21 +94,22 @@ class ResponseThreads:
             if found is None:
                 return None
             self._map.move_to_end(key)
-        tenant, items = found
-        return _scoped(scope, tenant), items
+        tenant, session, items = found
+        return _scoped(scope, tenant, session), items
 
     def find(self, scope: Scope, response_id: str) -> tuple[Scope, tuple[Any, ...]] | None:
         """The scope that holds ``response_id`` and the items of the conversation it
         ends: ``scope`` itself when its tenant holds it, else ``scope`` with the
         tenant of another end user of the same API key (or of the key itself) that
-        does; ``None`` when none does. Reads the store on a cache miss: from the
+        does; ``None`` when none does. A ``scope`` without a session gets the
+        response's. Reads the store on a cache miss: from the
         event loop, use :meth:`proxy.flow.asyncengine.AsyncEngine.stored_response`."""
         found = self.cached_find(scope, response_id)
         if found is not None:
             return found
         items = self.get(scope, response_id)
         if items is not None:
-            return scope, items
+            return self.cached_find(scope, response_id) or (scope, items)
         try:
             owner = self.engine.response_owner(scope, response_id)
         except Exception:  # noqa: BLE001 - fail open: forwarded without memory
@@ -116,7 +120,9 @@ class ResponseThreads:
             return None
         theirs = dataclasses.replace(scope, tenant=owner)
         items = self.get(theirs, response_id)
-        return (theirs, items) if items is not None else None
+        if items is None:
+            return None
+        return self.cached_find(scope, response_id) or (theirs, items)
 
     def cached_head(self, scope: Scope, conversation_id: str) -> tuple[Scope, str] | None:
         """What :meth:`head` answers when the cache knows it, else ``None`` (no store
@@ -141,7 +147,7 @@ class ResponseThreads:
         if stored is None:
             return None
         items = tuple(stored[0])
-        self._cache(scope, response_id, items)
+        self._cache(scope, response_id, items, stored[2])
         return items
 
     def head(self, scope: Scope, conversation_id: str) -> tuple[Scope, str] | None:
@@ -189,18 +195,26 @@ class ResponseThreads:
         except Exception:  # noqa: BLE001 - fail open: it stays in memory only
             log.exception("could not store the response %s", response_id)
 
-    def _cache(self, scope: Scope, response_id: str, items: tuple[Any, ...]) -> None:
+    def _cache(self, scope: Scope, response_id: str, items: tuple[Any, ...],
+               session: str | None = None) -> None:
         key = (account_tenant(scope.tenant), scope.role, response_id)
         with self._lock:
-            self._map[key] = (scope.tenant, items)
+            self._map[key] = (scope.tenant, scope.session if session is None else session,
+                              items)
             self._map.move_to_end(key)
             while len(self._map) > self.limit:
                 self._map.popitem(last=False)
 
 
-def _scoped(scope: Scope, tenant: str) -> Scope:
-    """``scope`` with ``tenant`` (``scope`` itself when it has it)."""
-    return scope if tenant == scope.tenant else dataclasses.replace(scope, tenant=tenant)
+def _scoped(scope: Scope, tenant: str, session: str = "") -> Scope:
+    """``scope`` with ``tenant``, and with ``session`` where ``scope`` has none
+    (``scope`` itself when that changes nothing)."""
+    changes: dict[str, str] = {}
+    if tenant != scope.tenant:
+        changes["tenant"] = tenant
+    if session and not scope.session:
+        changes["session"] = session
+    return dataclasses.replace(scope, **changes) if changes else scope
 
 
 _THREADS: weakref.WeakKeyDictionary[Engine, ResponseThreads] = weakref.WeakKeyDictionary()

@@ -25,6 +25,10 @@ arrives; a tool call is held only until its name shows whether it is ours
 (swallowed) or the client's (relayed, renumbered). The end of the answer is
 written once, at the very end. A client that leaves ends the loop, and the
 upstream call in flight is cancelled.
+
+Every upstream call of the loop after the first carries a derived
+``Idempotency-Key`` (:func:`proxy.headers.for_send`): each is a new request, which an
+upstream honouring the client's key would otherwise answer with the first one's answer.
 """
 
 from __future__ import annotations
@@ -89,6 +93,12 @@ class ToolLoop:
         """Asked once about an error of the first round, before any byte reached the
         client (:data:`Recover`)."""
         self.client = ClientSide(ex, heartbeat)
+        self._sends = 0  # upstream calls made so far (idempotency keys per call)
+
+    def _send_headers(self) -> Any:
+        """The headers of the next upstream call (:func:`proxy.headers.for_send`)."""
+        self._sends += 1
+        return hdrs.for_send(self.headers, self._sends - 1)
 
     async def _retry_body(self, body: dict[str, Any], status: int, raw: bytes
                           ) -> dict[str, Any] | None:
@@ -149,7 +159,7 @@ class ToolLoop:
 
     async def _send(self, body: dict[str, Any], messages: list[Any]) -> aiohttp.ClientResponse:
         return await self.client.wait(self.ex.send(
-            self.session, self.url, self.headers,
+            self.session, self.url, self._send_headers(),
             dumps_body(self.wire.with_messages(body, messages))))
 
     async def _read(self, resp: aiohttp.ClientResponse) -> bytes:
@@ -273,7 +283,7 @@ class ToolLoop:
         while True:
             try:
                 resp, queue, reader, head = await open_round(
-                    self.client, self.session, self.url, self.headers,
+                    self.client, self.session, self.url, self._send_headers(),
                     dumps_body(wire.with_messages(body, messages)))
             except ProxyError as exc:
                 if ex.response is None:  # nothing sent: the API's error response

@@ -144,6 +144,8 @@ async def _responses(request: web.Request) -> web.StreamResponse:
             # user; docs/scopes.md): captured on its thread, in its scope, and
             # forwarded as sent, so no one's memory reaches a request not naming them.
             ex.scope, reason = found[0], "other-end-user"
+        elif found is not None:
+            ex.scope = found[0]  # its session, where the request names none
 
         def expand(scope: Scope) -> dict[str, Any] | None:
             nonlocal whole

@@ -10,7 +10,9 @@ line and a JSON ``data:`` line.
 
 :class:`MessagesStreamRound` relays each event as its exact bytes unless it must
 change: a ``tool_use`` block calling a memory tool (one of ``names``, known from
-its ``content_block_start``) is swallowed whole (start, deltas, stop); every other
+its ``content_block_start``) is swallowed whole (start, deltas, stop), and so is a
+nameless ``tool_use`` block reopening it (same ``id``), whose input continues the
+call's; every other
 block is re-indexed from ``client_offset`` so the client's block indices run
 0, 1, 2… across all rounds of one answer. ``message_delta`` and ``message_stop``
 are held in :attr:`tail` for the loop, which alone knows whether the round ends
@@ -196,6 +198,10 @@ class MessagesStreamRound(StreamRound):
         if kind == "content_block_start":
             block = obj.get("content_block")
             block = dict(block) if isinstance(block, dict) else {}
+            again = self._reopened(block)
+            if again is not None:  # one memory call reopened: its deltas join it
+                self.blocks[index if isinstance(index, int) else len(self.blocks)] = again
+                return b""
             ours = block.get("type") == "tool_use" and block.get("name") in self.names
             blank = (not ours and not self.shown and not self.hold_text
                      and block.get("type") == "text" and _blank(block.get("text")))
@@ -231,13 +237,32 @@ class MessagesStreamRound(StreamRound):
         self.shown = True
         return out + self._relay(kind, slot, raw, obj)
 
+    def _reopened(self, block: dict[str, Any]) -> dict[str, Any] | None:
+        """The slot of the memory call that a ``tool_use`` block with the same ``id``
+        and no name of its own (``""`` or the call's) continues, or ``None``.
+        Translators from OpenAI streams open one such block per argument fragment
+        of one call; each is a piece of the call, not a call of the client's. A
+        client's call so written reaches the client as written."""
+        if block.get("type") != "tool_use" or block.get("id") is None:
+            return None
+        for slot in self.blocks.values():
+            first = slot["block"]
+            if (slot["ours"] and first.get("type") == "tool_use"
+                    and first.get("id") == block["id"]
+                    and block.get("name") in ("", None, first.get("name"))):
+                return slot
+        return None
+
     @staticmethod
     def _apply(slot: dict[str, Any], delta: Any) -> None:
         if not isinstance(delta, dict):
             return
         block, kind = slot["block"], delta.get("type")
         if kind == "text_delta":
-            block["text"] = (block.get("text") or "") + str(delta.get("text") or "")
+            # Only a text block holds text: a bridge's stray newline stamped with an
+            # open ``tool_use`` block's index would make the block sent back invalid.
+            if block.get("type") in ("text", None):
+                block["text"] = (block.get("text") or "") + str(delta.get("text") or "")
         elif kind == "input_json_delta":
             slot["json"] += str(delta.get("partial_json") or "")
         elif kind == "thinking_delta":
@@ -271,13 +296,14 @@ class MessagesStreamRound(StreamRound):
         """The round's content blocks, as the upstream sent them (``client_only``: the
         blocks the client was shown, in its order: without the memory tool calls
         and the thinking still held)."""
-        for slot in self.blocks.values():
+        slots = list({id(s): s for s in self.blocks.values()}.values())  # reopened: once
+        for slot in slots:
             if slot["json"]:
                 self._finish(slot)
         if client_only:
-            shown = [s for s in self.blocks.values() if s["client"] is not None]
+            shown = [s for s in slots if s["client"] is not None]
             return [s["block"] for s in sorted(shown, key=lambda s: s["client"])]
-        return [s["block"] for s in self.blocks.values()]
+        return [s["block"] for s in slots]
 
     def messages(self) -> list[dict[str, Any]]:
         return [{"role": "assistant", "content": self.content()}]

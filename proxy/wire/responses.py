@@ -389,10 +389,12 @@ class ResponsesWire(WireAdapter):
     def replayable(self, body: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
         """With ``store: false`` a reasoning item without ``encrypted_content`` refers
         to nothing the upstream kept (a 404, "Item with id 'rs_…' not found"): it
-        stays out. The items it came with then go without their ids: an output item
-        sent back with its id must come with its reasoning item (a 400, "Item 'fc_…'
-        of type 'function_call' was provided without its required 'reasoning'
-        item"); without one it is plain input. A ``function_call`` with
+        stays out. The items that followed it (up to the next reasoning item kept)
+        then go without their ids: an output item sent back with its id must come
+        with its reasoning item (a 400, "Item 'fc_…' of type 'function_call' was
+        provided without its required 'reasoning' item"); without one it is plain
+        input. Items after a kept reasoning item keep theirs, as does that item (the
+        reference gives an input reasoning item a required ``id``). A ``function_call`` with
         ``arguments: ""`` (a no-argument call, as OpenAI-compatible servers write it)
         goes as ``"{}"``, what it was run with. Otherwise calls, text and encrypted
         reasoning go on unchanged, and so does a reasoning item that carries its
@@ -409,14 +411,19 @@ class ResponsesWire(WireAdapter):
             message = dict(message, **{ITEMS: items})
         if body.get("store") is not False:
             return message
-        kept = [i for i in items if not (isinstance(i, dict) and i.get("type") == "reasoning"
-                                         and not i.get("encrypted_content")
-                                         and not i.get("content"))]
-        if len(kept) == len(items):
+        kept: list[Any] = []
+        orphaned = False  # after a reasoning item left out, before the next one kept
+        for i in items:
+            if isinstance(i, dict) and i.get("type") == "reasoning":
+                orphaned = not i.get("encrypted_content") and not i.get("content")
+                if not orphaned:
+                    kept.append(i)
+            elif orphaned and isinstance(i, dict) and "id" in i:
+                kept.append({k: v for k, v in i.items() if k != "id"})
+            else:
+                kept.append(i)
+        if len(kept) == len(items) and all(a is b for a, b in zip(kept, items)):
             return message
-        kept = [{k: v for k, v in i.items() if k != "id"}
-                if isinstance(i, dict) and i.get("type") != "reasoning" and "id" in i else i
-                for i in kept]
         return dict(message, **{ITEMS: kept})
 
     def client_answer(self, body: bytes, names: dict[str, str], previous: str | None

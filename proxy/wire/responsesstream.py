@@ -481,9 +481,11 @@ def _adopt_terminal_items(sr: ResponsesStreamRound, state: StreamState) -> None:
     (some compatible servers stream only deltas and the terminal) join the items
     the client is shown, so that the stored turn and a restated terminal keep them.
     The proxy's own memory calls stay out. An item the terminal states too (same
-    ``id`` and type) is shown as the terminal states it, the response's final word:
-    servers and translators end a message with ``output_item.done`` whose
-    ``content`` is ``[]``, or close it before its last deltas."""
+    ``id`` and type) is shown as the terminal states it, the response's final word
+    (servers and translators end a message with ``output_item.done`` whose
+    ``content`` is ``[]``, or close it before its last deltas), merged with the
+    streamed one (:func:`merged_item`) so that nothing the client already received
+    is taken back where the terminal is the poorer one."""
     up = sr.response.get("output") if sr.terminal is not None and sr.response else None
     if not isinstance(up, list):
         return
@@ -492,6 +494,7 @@ def _adopt_terminal_items(sr: ResponsesStreamRound, state: StreamState) -> None:
         if (isinstance(done, dict) and isinstance(item, dict) and item != done
                 and done.get("id") is not None and done.get("id") == item.get("id")
                 and done.get("type") == item.get("type")):
+            item = merged_item(done, item)
             state.output = [item if o is done else o for o in state.output]
             sr.items[i] = item
         if i in sr.items or i in sr.hidden:
@@ -501,6 +504,30 @@ def _adopt_terminal_items(sr: ResponsesStreamRound, state: StreamState) -> None:
             continue
         sr.items[i] = item
         state.output.append(item)
+
+
+def merged_item(shown: Any, final: Any) -> Any:
+    """An item as the terminal states it (``final``) with what the client was shown of
+    it (``shown``, from ``output_item.done``) kept where the terminal is poorer: a
+    field the terminal leaves out or empty (``encrypted_content``, ``logprobs``)
+    keeps the shown value; lists merge element by element, the longer one's tail
+    kept (content parts, annotations); a string keeps the shown text when that
+    extends the terminal's (a terminal cut short), else the terminal's. Values of
+    other shapes are the terminal's. Pure; neither argument is changed."""
+    if isinstance(shown, dict) and isinstance(final, dict):
+        out = dict(final)
+        for key, value in shown.items():
+            mine = out.get(key)
+            out[key] = value if mine is None or mine in ("", [], {}) \
+                else merged_item(value, mine)
+        return out
+    if isinstance(shown, list) and isinstance(final, list):
+        both = [merged_item(a, b) for a, b in zip(shown, final, strict=False)]
+        return both + (shown[len(final):] if len(shown) > len(final) else final[len(shown):])
+    if isinstance(shown, str) and isinstance(final, str) and len(shown) > len(final) \
+            and shown.startswith(final):
+        return shown
+    return final
 
 
 class ShowPrevious:
