@@ -90,6 +90,7 @@ def test_a_status_without_a_label_is_task_state(text: str, label: str) -> None:
     "The migration is not done yet.",
     "Is step 2 done?",
     "第二步还没完成。",
+    "数据库已经升级到 MySQL 8.0 了。",  # a move to a value: an update of the fact
 ])
 def test_no_task_state_where_no_work_is_set_or_reported(text: str) -> None:
     assert tasks(text) == [], extract(text)

@@ -153,7 +153,10 @@ _ZH_PROGRESS = re.compile(r"已完成|已经完成|完成了|做完了|搞定了
                           r"|配置|装|跑)")
 """Work done in Chinese: 已完成, 做完了, 换好了, 已经 + a verb of work (not 已经30岁了;
 nor 发布, as "版本 3.2 已经发布了" states the product's version, a fact)."""
-_ZH_NOT = re.compile(r"还没|還沒|没有|沒有|未|吗|嗎|？|\?")
+_ZH_NOT = re.compile(r"还没|還沒|没有|沒有|未|吗|嗎|？|\?"
+                     r"|(?:升级|迁移|换|改|切换|搬|调整|降级)(?:到|成|为|至)")
+"""No progress in Chinese: not yet, a question, or a move to a value ("数据库已经升级到
+MySQL 8.0 了": an update of the fact, :mod:`.replacement`)."""
 _ZH_BLOCKED = re.compile(r"卡在|卡住|被.{1,20}(?:卡住|阻塞|挡住|拦住)|阻塞|暂停|搁置|先停|等.{1,20}才能")
 
 _JA_GOAL = re.compile(r"^(?:今回の|今日の|この(?:タスク|作業|スプリント)の|今週の)?(?:ゴール|目標|目的)"
