@@ -59,6 +59,7 @@ from memory_core.extraction import (
     rules_en,
     settled,
     shapes,
+    status,
     transcript,
 )
 from memory_core.extraction import lexicon as lx
@@ -625,10 +626,31 @@ def _item(text: str, c: Clause, v: Verdict, correction: bool,
     )
 
 
-def _task(text: str, scan: str, start: int, end: int, lang: str, label: str) -> list[Extracted]:
+_SEPARATORS = " \t\n,;:\u2013\u2014\uff0c\uff1b\uff1a\u3001"
+
+
+def _trimmed(scan: str, a: int, b: int) -> tuple[int, int]:
+    """``[a, b)`` without the spaces and clause separators at its ends."""
+    while a < b and scan[a] in _SEPARATORS:
+        a += 1
+    while b > a and scan[b - 1] in _SEPARATORS:
+        b -= 1
+    return a, b
+
+
+def _task(text: str, scan: str, start: int, end: int, lang: str, label: str,
+          topic: tuple[int, int] | None = None) -> list[Extracted]:
+    """The ``task`` item of a task line ``scan[start:end]`` (and, for a decision, its
+    ``decision`` item). ``topic``: the span that names the work where a cue of
+    :mod:`.status` surrounds it ("the staging DB" of "Blocked on the staging DB"),
+    keyed instead of the clause."""
     c = _build(scan, start, start, end, lang, question=False)
     rules = _LANGS[lang]
     correction = bool(rules.correction.match(c.core))
+    if topic is not None:
+        subject = key(scan[topic[0]:topic[1]], lang, action=True) or key(c.core, lang,
+                                                                          action=True)
+        return [_item(text, c, Verdict("task", subject), correction, label)]
     verdict = rules.classify(c)
     subject = verdict.subject if verdict else key(c.core, lang, action=True)
     items = [_item(text, c, Verdict("task", subject), correction, label)]
@@ -771,6 +793,8 @@ class _Message:
 
     def items(self) -> list[Extracted]:
         sents = segment(self.text, self.scan)
+        plan = status.plan_steps(self.scan, [(s.start, s.end) for s in sents], self.lang) \
+            if self.speaker == "user" else {}
         for i, sent in enumerate(sents):
             lang = detect_lang(self.scan[sent.start:sent.end], self.lang)
             if lang == "zh" and self.folded is None:
@@ -791,6 +815,16 @@ class _Message:
                 self.withdrawn_at = None
                 continue  # "Release checklist for v2.3:" titles the list below: no statement
             self.list_number = sent.number
+            if sent.start in plan:  # "Step 1: add a uuid column. Step 2: backfill it."
+                end = sent.end - (sc[sent.end - 1] in ".。")
+                self.out += _task(self.text, sc, sent.start, end, lang, "todo",
+                                  (plan[sent.start], end))
+                continue
+            marks = status.find(sc, sent.start, sent.end, lang) \
+                if self.speaker == "user" else []
+            if marks:  # "Done with step 1. Next, wire the URL.": task state, no label
+                self._status(sc, sent, lang, labelled, marks)
+                continue
             clauses = script_clauses(self.scan, sent.start, sent.end)
             if len(clauses) == 1:
                 self._sentence(sc, sent.start, sent.end, lang, labelled)
@@ -900,6 +934,24 @@ class _Message:
             self.out += _task(self.text, sc, a, b, lang, self.section[0])
             return True
         return False
+
+    def _status(self, sc: str, sent: Sentence, lang: str, labelled: bool,
+                marks: list[status.Status]) -> None:
+        """A sentence with task state said without a label (:mod:`.status`): each
+        status clause is a ``task`` item with its label; the words between them are
+        read as a sentence of their own ("Rolled back to v3.14.2, 5xx back under 1%":
+        a progress line and a reading)."""
+        at = sent.start
+        for m in marks:
+            a, b = _trimmed(sc, at, m.start)
+            if _has_content(sc[a:b]):
+                self._sentence(sc, a, b, lang, labelled)
+            self.out += _task(self.text, sc, m.start, m.end, lang, m.label,
+                              (m.topic_start, m.topic_end))
+            at = m.end
+        a, b = _trimmed(sc, at, sent.end)
+        if _has_content(sc[a:b]):
+            self._sentence(sc, a, b, lang, labelled)
 
     def _prefixes(self, sc: str, a: int, b: int, rules: _Lang,
                   labelled: bool, lang: str) -> tuple[int, bool, str | None]:

@@ -1565,6 +1565,16 @@ _NOT_DONE = re.compile(r"(?i)\b(?:start|started|starting|began|begun)\b|开始|�
                        r"|还没|還沒|没有|沒有|未|まだ|ていません")
 
 
+_RESUME = re.compile(r"(?i)\b(?:resume|resumed|resuming|unpause|unpaused|unblocked)\b"
+                     r"|继续|恢复|再開")
+"""A TODO that sets paused or blocked work going again ("Resume the migration at step
+3", 恢复迁移, 移行を再開して): it closes the blocker it names, as done closes a TODO."""
+_RESUMED_WORK = re.compile(r"(?i)\s(?:at|from|with|on|after|before|since|in|once|when)\s"
+                           r"|[,，、。]")
+"""Where the work a resume names ends ("Resume the migration | at step 3"): what follows
+says where or when, and would dilute the overlap with the blocker."""
+
+
 def norm_task(text: str) -> str:
     """Lowercase word-run form of a task line, used to merge restatements."""
     return " ".join(_WORD.findall(text.lower()))[:300]
@@ -1581,7 +1591,9 @@ def merge_task_line(tx: Tx, scope: Scope, thread_id: int,
     the open TODO or blocker it names best — the most content terms shared
     (stemmed words, CJK bigrams; :mod:`memory_core.items.overlap`), at least 60 % of the
     smaller side and two terms (one when a side has one). blocked: added open;
-    decision: appended. Lines are unique per (thread, label, normalised text).
+    decision: appended. A todo that resumes work (:data:`_RESUME`) closes the open
+    blocker it names by the same test. Lines are unique per (thread, label,
+    normalised text).
     """
     now = time.time() if now is None else now
     label = label if label in TASK_LABELS else "progress"
@@ -1591,11 +1603,15 @@ def merge_task_line(tx: Tx, scope: Scope, thread_id: int,
     tasks = tx.tasks
     if label == "goal":
         tasks.supersede_goals(thread_id, norm, now)
-    if label == "progress" and (_DONE.search(text) or (
-            _PERFECTIVE.search(text) and not _NOT_DONE.search(text))):
-        done = terms(_DONE.sub(" ", text))
+    resumed = label == "todo" and _RESUME.search(text) is not None
+    if resumed or (label == "progress" and (_DONE.search(text) or (
+            _PERFECTIVE.search(text) and not _NOT_DONE.search(text)))):
+        done = terms(_RESUME.sub(" ", _RESUMED_WORK.split(text)[0]) if resumed
+                     else _DONE.sub(" ", text))
         scored = []
         for row in tasks.open_todos(thread_id):
+            if resumed and row["label"] != "blocked":
+                continue
             entry = terms(row["text"])
             shared = len(entry & done)
             if shared and shared >= min(2, len(entry), len(done)):

@@ -1130,7 +1130,7 @@ class TaskWrites(Protocol):
         ...
 
     def open_todos(self, thread_id: int) -> list[Row]:
-        """``{id, text}`` of the thread's open ``todo`` and ``blocked`` lines."""
+        """``{id, text, label}`` of the thread's open ``todo`` and ``blocked`` lines."""
         ...
 
     def close(self, line_id: int, now: float) -> None:

@@ -325,7 +325,7 @@ class PgTaskWrites:
             " AND label = 'goal' AND status = 'open' AND norm <> %s", (now, thread_id, keep_norm))
 
     def open_todos(self, thread_id: int) -> list[Row]:
-        return dicts(self._c, "SELECT id, text FROM task_state WHERE thread_id = %s"
+        return dicts(self._c, "SELECT id, text, label FROM task_state WHERE thread_id = %s"
                      " AND label IN ('todo', 'blocked') AND status = 'open' ORDER BY id",
                      (thread_id,))
 

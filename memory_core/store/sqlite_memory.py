@@ -279,7 +279,8 @@ class SqliteTaskWrites:
 
     def open_todos(self, thread_id: int) -> list[Row]:
         return [dict(r) for r in self._c.execute(
-            "SELECT id, text FROM task_state WHERE thread_id=? AND label IN ('todo','blocked')"
+            "SELECT id, text, label FROM task_state WHERE thread_id=?"
+            " AND label IN ('todo','blocked')"
             " AND status='open'", (thread_id,)).fetchall()]
 
     def close(self, line_id: int, now: float) -> None:
