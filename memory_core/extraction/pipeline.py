@@ -63,6 +63,7 @@ from memory_core.extraction import (
 )
 from memory_core.extraction import lexicon as lx
 from memory_core.extraction import scope_markers
+from memory_core.extraction import practice, rule_lists
 from memory_core.extraction import lexicon_cjk as lc
 from memory_core.extraction.age import age_key
 from memory_core.extraction.apology import apology_end
@@ -815,6 +816,8 @@ class _Message:
         if self.speaker == "user":  # "In this project …", "Team decision: …"
             self.out = scope_markers.settle(self.text, self.scan, self.out)
             self.out = self._grounded(self.out)
+            self.out = rule_lists.listed_rules(self.text, self.out)  # "Ground rules:\n- …"
+            self.out = practice.team_practice(self.out)  # "We deploy X with Helm"
         self.out = _siblings(self.text, self.out)
         if "*" in self.text or "__" in self.text:
             self.out = [replace(i, text=with_emphasis(self.text, i.text)) for i in self.out]
