@@ -34,7 +34,7 @@ _EN = re.compile(
     r"^\W*(?:(?:and|but|so|also|here|currently)\W+)?(?:we|our\s+team|the\s+team)\s+"
     r"(?:(?:all|also|currently|still|usually|always|only|mostly)\s+)?"
     r"(?:deploy|build|run|host|ship|use|write|manage|store|track|train|test|release"
-    r"|package|provision|monitor|serve)\b[^.;!?\n]{0,60}?"
+    r"|package|provision|monitor|serve)(?:s|es)?\b[^.;!?\n]{0,60}?"
     r"\b(?:with|on|through|via|using|to|in)\s+\S", re.I)
 """The team, a verb of its work in the simple present, and an instrument."""
 _EN_BOUND = re.compile(
