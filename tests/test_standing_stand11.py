@@ -2,7 +2,8 @@
 stand11): each bullet under a lead that names rules ("Ground rules for this repo:",
 "Channel rules:", 团队规范：) is a rule; a team's way of working stated as in effect
 ("We deploy X with Helm", 我们用 GitLab CI 跑流水线) stands; a Chinese or Japanese
-order after a lasting reason (…，所以请…, …なので、…ないでください) stands. The
+order after a lasting reason (…，所以请…, …なので、…ないでください) stands; a
+decision under "Let's decide:" stands. The
 sentences are written here, not taken from a labelled set; each group has controls
 that must keep their verdict."""
 
@@ -90,4 +91,15 @@ CJK_MOMENT = [
 
 @pytest.mark.parametrize("text", CJK_MOMENT)
 def test_a_cjk_order_after_a_reason_of_the_moment_does_not_stand(text: str) -> None:
+    assert_none_stands(text)
+
+
+def test_a_decision_under_lets_decide_stands() -> None:
+    items = extract("Let's decide: Postgres for the event store.")
+    assert [i.kind for i in items] == ["decision"] and stands(items[0]), items
+
+
+@pytest.mark.parametrize("text", ["Let's decide later whether we drop the polyfills.",
+                                  "Let's decide: what do we do about the cache?"])
+def test_a_decision_put_off_or_asked_does_not_stand(text: str) -> None:
     assert_none_stands(text)

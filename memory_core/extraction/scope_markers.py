@@ -68,7 +68,8 @@ STANDARD = re.compile(
     r"|(?:に|で)統一(?:します|する|しています|してください|しましょう|しました|です)", re.I)
 """A team standard: one tool or form for everyone (module doc)."""
 
-_EN_LEAD = (r"(?:team\s+decision|(?:the\s+)?decision|decided|agreed|(?:we|the\s+team)\s+"
+_EN_LEAD = (r"(?:team\s+decision|(?:the\s+)?decision|decided|agreed|let(?:'|’)?s\s+decide|let\s+us\s+decide"
+            r"|(?:we|the\s+team)\s+"
             r"(?:have\s+)?(?:decided|agreed|settled)|final(?:\s+call)?)")
 DECISION_LEAD = re.compile(
     r"^\W*(?:(?:ok(?:ay)?|so|alright)\W+)?" + _EN_LEAD + r"\s*[:：]\s*(?=\S)"
@@ -180,7 +181,7 @@ def _plural(*nouns: str) -> frozenset[str]:
 _SENTENCE_WORDS = _plural(
     "project", "repo", "repository", "codebase", "monorepo", "team", "org", "organisation",
     "organization", "company", "workspace", "service", "app", "application") | {
-    "code", "decision", "decided", "agreed", "settled", "final", "lock", "pin", "freeze",
+    "code", "decision", "decide", "decided", "agreed", "settled", "final", "lock", "pin", "freeze",
     "nail", "fix", "settle", "settles", "plan", "routine", "schedule", "regimen", "allergic",
     "celiac", "coeliac", "diabetes", "gout", "ibs", "high", "hypertension", "kidney",
     "allergy", "intolerance", "can", "cannot", "matter", "circumstances", "whatever"}
