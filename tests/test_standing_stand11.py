@@ -103,3 +103,15 @@ def test_a_decision_under_lets_decide_stands() -> None:
                                   "Let's decide: what do we do about the cache?"])
 def test_a_decision_put_off_or_asked_does_not_stand(text: str) -> None:
     assert_none_stands(text)
+
+
+def test_the_heading_of_inline_rules_is_no_statement() -> None:
+    text = ("House rules for this repo, so you remember them: no force pushes, and never "
+            "merge without a review.")
+    items = extract(text)
+    assert items and not any(i.text.startswith("House rules") for i in items), items
+
+
+def test_a_statement_about_rules_is_kept() -> None:
+    assert any(i.text.startswith("The rules for this repo")
+               for i in extract("The rules for this repo are strict."))

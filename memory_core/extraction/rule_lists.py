@@ -7,6 +7,10 @@ for anything paging"); the lead says it for all of them. The extraction marks th
 items of those lines ``lasting`` (:attr:`memory_core.extraction.model.Extracted.lasting`),
 so the block shows them on every turn.
 
+The lead itself states nothing: a fact that only names rules, followed by the colon
+that opens them ("Ground rules for this repo, so I don't have to repeat them: …"), is
+dropped, as a heading would be.
+
 Not a lead: a line that passes on someone else's words ("CONTRIBUTING.md says:",
 "The handbook's rules:", 文档里写着：), a question, or a line with no word naming rules
 ("Options:", "Steps:"). Steps and options are a series or a choice, never a rule set.
@@ -35,6 +39,13 @@ _OTHERS = re.compile(
     r"|说|写着|写道|里写|によると|には|書いて", re.I)
 """A lead that passes on someone else's rules: theirs to set, not the user's."""
 _KINDS = ("fact", "decision", "constraint", "preference")
+_TITLE = re.compile(
+    r"\W*(?:(?:our|the|my|some|a\s+few|few|[\w-]+)\s+){0,3}"
+    r"(?:rules|conventions|guidelines|norms|policies)"
+    r"(?:\s+(?:for|of|in)\s+(?:this|our|the|my)\s+[\w-]+)?\W*", re.I)
+"""A fact that only names rules ("Ground rules for this repo"): a heading."""
+_OPENS = re.compile(r"[^.!?\n]{0,60}?[:：]")
+"""The colon after a heading, within its sentence."""
 
 
 def _lead_of(text: str, line_start: int) -> str | None:
@@ -58,10 +69,18 @@ def _rule_lead(lead: str) -> bool:
             and _LEAD.search(head) is not None and _OTHERS.search(head) is None)
 
 
+def _heading(text: str, item: Extracted) -> bool:
+    if item.kind != "fact" or _TITLE.fullmatch(item.text) is None:
+        return False
+    at = text.find(item.text)
+    return at >= 0 and _OPENS.match(text, at + len(item.text)) is not None
+
+
 def listed_rules(text: str, items: list[Extracted]) -> list[Extracted]:
     """``items`` with each statement on a bullet line under a rule lead (module doc)
-    marked ``lasting``; a guess, a quoted, dated or task-local item, a question or a
-    task line is left as it is. ``text``: the message; ``items`` in text order."""
+    marked ``lasting``, and a fact that is only the heading of rules dropped; a guess,
+    a quoted, dated or task-local item, a question or a task line is left as it is. ``text``: the message; ``items`` in text order."""
+    items = [i for i in items if not _heading(text, i)]
     if "\n" not in text:
         return items
     out: list[Extracted] = []
