@@ -115,3 +115,13 @@ def test_the_heading_of_inline_rules_is_no_statement() -> None:
 def test_a_statement_about_rules_is_kept() -> None:
     assert any(i.text.startswith("The rules for this repo")
                for i in extract("The rules for this repo are strict."))
+
+
+def test_an_order_with_qing_after_yihou_is_a_rule() -> None:
+    items = extract("我们的用户都在海外，所以以后写文案请先给英文版本。")
+    assert any(i.kind == "constraint" and stands(i) for i in items), items
+
+
+@pytest.mark.parametrize("text", ["以后再请你帮忙吧。", "以后有空请假去旅游。"])
+def test_yihou_with_a_qing_of_treating_or_leave_is_no_rule(text: str) -> None:
+    assert not any(i.kind == "constraint" for i in extract(text)), extract(text)
