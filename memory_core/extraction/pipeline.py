@@ -50,11 +50,13 @@ from memory_core.extraction import (
     irony,
     leads,
     opt_out,
+    practice,
     premise,
     promotion,
     recurring,
     replacement,
     retraction,
+    rule_lists,
     rules_cjk,
     rules_en,
     settled,
@@ -63,7 +65,6 @@ from memory_core.extraction import (
 )
 from memory_core.extraction import lexicon as lx
 from memory_core.extraction import scope_markers
-from memory_core.extraction import practice, rule_lists
 from memory_core.extraction import lexicon_cjk as lc
 from memory_core.extraction.age import age_key
 from memory_core.extraction.apology import apology_end

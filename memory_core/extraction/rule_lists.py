@@ -79,7 +79,8 @@ def _heading(text: str, item: Extracted) -> bool:
 def listed_rules(text: str, items: list[Extracted]) -> list[Extracted]:
     """``items`` with each statement on a bullet line under a rule lead (module doc)
     marked ``lasting``, and a fact that is only the heading of rules dropped; a guess,
-    a quoted, dated or task-local item, a question or a task line is left as it is. ``text``: the message; ``items`` in text order."""
+    a quoted, dated or task-local item, a question or a task line is left as it is.
+    ``text``: the message; ``items`` in text order."""
     items = [i for i in items if not _heading(text, i)]
     if "\n" not in text:
         return items
