@@ -77,6 +77,28 @@ _NOW = re.compile(
 """Words that bind a reason or an order to the moment it is said in."""
 
 
+_CJK_JOINT = re.compile(r"(?:なので|ので|から)[、，,]|[，,、]\s*(?:所以|因此|因而)")
+"""The joint between a reason and the order after it: …なので、… / …，所以…."""
+_CJK_NOW = re.compile(
+    r"今天|今晚|明天|昨天|这次|这回|现在|刚才|刚刚|马上|正在|暂时|今日|今夜|明日|昨日|今回"
+    r"|さっき|今すぐ|ちょっと|(?<![昨毎])今(?![後度])")
+"""Words of the moment in a Chinese or Japanese reason or order."""
+_CJK_OTHER = re.compile(r"さん|様|君|ちゃん|先生|[他她]们?|同事|朋友")
+"""A reason told of someone outside the household (田中さんは…ので, 他…，所以…): their
+circumstance, not the user's; the order rests on it no longer than they stay."""
+_CJK_PAST = re.compile(r"(?:了|过|着|た|だ|ている|ています|てる|てます|でした|ました)\s*$")
+"""A past or progressive ending of a reason: what happened, or the state of the moment."""
+
+
+def _cjk_rests_on_lasting(order: str) -> bool:
+    joint = _CJK_JOINT.search(order)
+    if joint is None:
+        return False
+    reason = order[:joint.start()].strip()
+    return (bool(reason) and _CJK_NOW.search(order) is None
+            and _CJK_PAST.search(reason) is None and _CJK_OTHER.search(reason) is None)
+
+
 def _lasting_reason(reason: str) -> bool:
     if _NOW.search(reason) is not None:
         return False
@@ -90,6 +112,8 @@ def rests_on_lasting(text: str, start: int, end: int) -> bool:
     (module doc): the clause before it in its sentence, joined by "so", or the clause
     after "because"/"since" inside it. False when the order names its moment."""
     order = text[start:end]
+    if _CJK_JOINT.search(order) is not None:
+        return _cjk_rests_on_lasting(order)
     joint = _BECAUSE.search(order)
     if _NOW.search(order[:joint.start()] if joint else order) is not None:
         return False

@@ -50,11 +50,13 @@ from memory_core.extraction import (
     irony,
     leads,
     opt_out,
+    practice,
     premise,
     promotion,
     recurring,
     replacement,
     retraction,
+    rule_lists,
     rules_cjk,
     rules_en,
     settled,
@@ -849,6 +851,8 @@ class _Message:
         if self.speaker == "user":  # "In this project …", "Team decision: …"
             self.out = scope_markers.settle(self.text, self.scan, self.out)
             self.out = self._grounded(self.out)
+            self.out = rule_lists.listed_rules(self.text, self.out)  # "Ground rules:\n- …"
+            self.out = practice.team_practice(self.out)  # "We deploy X with Helm"
         self.out = _siblings(self.text, self.out)
         if "*" in self.text or "__" in self.text:
             self.out = [replace(i, text=with_emphasis(self.text, i.text)) for i in self.out]

@@ -10,7 +10,7 @@ turn:
   public function gets a docstring", "Across the team we use pnpm", 在这个项目里…,
   このrepoでは…): a statement of how things are done there, not of one event;
 - a **team standard** ("We standardised on ruff", 统一用pnpm, ログはUTCに統一します);
-- a **decision under a lead** that names it ("Team decision: …", 定了：…,
+- a **decision under a lead** that names it ("Team decision: …", "Let's decide: …", 定了：…,
   チームで決めた：…) or a date, price or choice locked ("Let's lock the price at
   $49 a month", "settle on Postgres", 定在3月14日, 3月14日で確定);
 - an order to **assume** something of all later work ("assume that for every
@@ -68,7 +68,8 @@ STANDARD = re.compile(
     r"|(?:に|で)統一(?:します|する|しています|してください|しましょう|しました|です)", re.I)
 """A team standard: one tool or form for everyone (module doc)."""
 
-_EN_LEAD = (r"(?:team\s+decision|(?:the\s+)?decision|decided|agreed|(?:we|the\s+team)\s+"
+_EN_LEAD = (r"(?:team\s+decision|(?:the\s+)?decision|decided|agreed"
+            r"|let(?:'|’)?s\s+decide|let\s+us\s+decide|(?:we|the\s+team)\s+"
             r"(?:have\s+)?(?:decided|agreed|settled)|final(?:\s+call)?)")
 DECISION_LEAD = re.compile(
     r"^\W*(?:(?:ok(?:ay)?|so|alright)\W+)?" + _EN_LEAD + r"\s*[:：]\s*(?=\S)"
@@ -180,7 +181,7 @@ def _plural(*nouns: str) -> frozenset[str]:
 _SENTENCE_WORDS = _plural(
     "project", "repo", "repository", "codebase", "monorepo", "team", "org", "organisation",
     "organization", "company", "workspace", "service", "app", "application") | {
-    "code", "decision", "decided", "agreed", "settled", "final", "lock", "pin", "freeze",
+    "code", "decision", "decide", "decided", "agreed", "settled", "final", "lock", "pin", "freeze",
     "nail", "fix", "settle", "settles", "plan", "routine", "schedule", "regimen", "allergic",
     "celiac", "coeliac", "diabetes", "gout", "ibs", "high", "hypertension", "kidney",
     "allergy", "intolerance", "can", "cannot", "matter", "circumstances", "whatever"}
