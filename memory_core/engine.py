@@ -168,6 +168,7 @@ class Engine:
                                 and self.config.extract_worker else None)
         self.captures = CaptureJobs(self.store, self.config, self._spliced,
                                     self._extract_worker)
+        self.captures.masked_for = self._masked_for
         """Capture and extraction jobs (:mod:`memory_core.capture.jobs`)."""
         if self.config.enabled:  # a shared store's replicas read only commits
             self._open_journal(start=self.config.capture_journal and not self.store.shared)
@@ -883,6 +884,15 @@ class Engine:
             self._thread_roots[thread_id] = root = int(root)
         return removed if root in held else self._redacted_wide.get(tenant)
 
+    def _masked_for(self, tx: Tx, tenant: str) -> frozenset[str] | None:
+        """The content hashes ``tenant``'s captures store with the placeholder
+        (:data:`memory_core.store.scrub.WIDE_KEY`; the capture job's, on its own
+        transaction ``tx``: read again after :data:`REDACTED_TTL_S`)."""
+        held = self._redacted
+        if held is None or time.monotonic() - held[0] >= REDACTED_TTL_S:
+            self._load_redacted(tx)
+        return self._redacted_wide.get(tenant)
+
     def _redacted_state(self) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[int]]]:
         """Content hashes of the redacted messages, and the roots of their
         conversation trees, by tenant: a body forwarded later still carries the
@@ -890,6 +900,12 @@ class Engine:
         held, now = self._redacted, time.monotonic()
         if held is not None and now - held[0] < REDACTED_TTL_S:
             return held[1], held[2]
+        return self.store.read_tx(self._load_redacted)
+
+    def _load_redacted(self, tx: Tx) -> tuple[dict[str, frozenset[str]],
+                                              dict[str, frozenset[int]]]:
+        """Read the redaction ``meta`` rows on ``tx`` into :attr:`_redacted` and
+        :attr:`_redacted_wide`; return the hashes and roots by tenant."""
         from memory_core.store.scrub import (
             META_KEY,
             ROOTS_KEY,
@@ -898,11 +914,10 @@ class Engine:
             redacted_roots,
         )
 
-        def read(tx: Tx) -> tuple[str | None, str | None, str | None]:
-            return (tx.engine_writes.meta(META_KEY), tx.engine_writes.meta(ROOTS_KEY),
-                    tx.engine_writes.meta(WIDE_KEY))
-
-        hashes_text, roots_text, wide_text = self.store.read_tx(read)
+        now = time.monotonic()
+        hashes_text, roots_text, wide_text = (
+            tx.engine_writes.meta(META_KEY), tx.engine_writes.meta(ROOTS_KEY),
+            tx.engine_writes.meta(WIDE_KEY))
         hashes, roots = redacted_hashes(hashes_text), redacted_roots(roots_text)
         self._redacted_wide = redacted_hashes(wide_text)
         if roots != self._roots_seen:

@@ -216,6 +216,19 @@ async def test_an_end_users_later_bodies_are_masked_in_their_other_threads(
                        " ORDER BY id DESC LIMIT 1")[0]
     sent = orjson.loads(zlib.decompress(bytes(newest[0])))["messages"]
     assert newest[1] not in (None, thread) and sent[1] == {"role": "user", "content": PLACEHOLDER}
+    # … and captured as the redaction left it: the placeholder, in that thread too.
+    # (the fake model's replies echo the memory block: another conversation's reply
+    # that quoted it is named by the redaction, not changed)
+    assert n(proxy, "SELECT COUNT(*) FROM messages WHERE tenant = ? AND msg_role = 'user'"
+             " AND (text LIKE ? OR raw_json LIKE ?)", tenant, "%ZEBRAQUILL%",
+             "%ZEBRAQUILL%") == 0
+    assert n(proxy, "SELECT COUNT(*) FROM messages WHERE tenant = ? AND text = ? AND"
+             " thread_id = ?", tenant, PLACEHOLDER, newest[1]) >= 1
+    # Another end user saying the same words is another person: stored as said.
+    await stranger.say(GONE)
+    await proxy.settle()
+    assert n(proxy, "SELECT COUNT(*) FROM messages WHERE tenant <> ? AND text = ?",
+             tenant, GONE) == 1
     # Another end user's thread is another person's: not listed.
     other = store_sql(proxy.engine, "SELECT DISTINCT tenant FROM messages WHERE tenant <> ?",
                       (tenant,))

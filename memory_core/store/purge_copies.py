@@ -26,6 +26,7 @@ user messages that state the text are the user's own statements: named
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import Callable, Collection
 from typing import Any
@@ -38,6 +39,9 @@ __all__ = ["HELD_ELSEWHERE_MAX", "find_copies"]
 
 HELD_ELSEWHERE_MAX = 100
 """The most other messages holding purged text a purge names."""
+
+_BEYOND_TEXT = re.compile(r'"(?:tool_calls|function_call|content)"\s*:\s*[\[{]')
+"""Raw JSON whose strings the stored text may not hold: tool calls, content parts."""
 
 _MARGIN_S = 300
 """Seconds before the first purged message still looked at: a body forwarded with a
@@ -99,9 +103,11 @@ def find_copies(conn: Any, sql: Callable[[str], str], ids: Callable[[str], str],
             f"SELECT id, thread_id, role, msg_role, hidden, text, raw_json FROM messages"
             f" WHERE {in_tenants} AND id>? AND id NOT IN {ids('message')} AND text<>?"
             " ORDER BY id", [*tenants, first_id, PLACEHOLDER]).fetchall():
-        if not scrubber.may_hold(text) and not scrubber.may_hold(raw):
-            continue
         new_text = scrubber.scrub(text)
+        # The raw JSON's content is the text; only what the text does not hold (tool
+        # calls, content parts) needs its own look.
+        if new_text == text and not (_BEYOND_TEXT.search(raw) and scrubber.may_hold(raw)):
+            continue
         old_raw = loads_lossless(raw)
         new_raw = scrubber.scrub_value(old_raw)
         if new_text == text and new_raw is old_raw:

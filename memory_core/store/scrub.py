@@ -188,14 +188,16 @@ class Scrubber:
                 anchors.add(rarest[1])
         self._short: dict[int, set[tuple[str, ...]]] = {}
         for t in self.whole:
-            first = _TOKEN.search(t)
-            anchors.add(first.group() if first else t)
+            # a string that is the text, or holds it verbatim, holds each of its
+            # tokens: the longest is the rarest in practice
             words = tuple(m.group() for m in _TOKEN.finditer(t))
+            anchors.add(max(words, key=len) if words else t)
             if words and len(words) < SHINGLE:
                 self._short.setdefault(len(words), set()).add(words)
             elif not words:
                 self._short.setdefault(0, set())
         self.anchors = sorted(anchors, key=len, reverse=True)
+        self._firsts = frozenset(shingle[0] for shingle in self._shingles)
 
     @property
     def is_empty(self) -> bool:
@@ -260,10 +262,14 @@ class Scrubber:
         if len(found) < SHINGLE or not self._shingles:
             return []
         tokens = [m.group().lower() for m in found]
+        firsts = self._firsts
+        if not any(t in firsts for t in tokens):
+            return []
         spans: list[tuple[int, int]] = []
         i = 0
         while i <= len(tokens) - SHINGLE:
-            starts = self._shingles.get(tuple(tokens[i:i + SHINGLE]))
+            starts = (self._shingles.get(tuple(tokens[i:i + SHINGLE]))
+                      if tokens[i] in firsts else None)
             if not starts:
                 i += 1
                 continue
