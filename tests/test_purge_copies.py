@@ -71,6 +71,11 @@ def test_many_texts_are_pretested_by_tokens() -> None:
     assert scrub.may_hold(hit) and scrub.scrub("the QUILL150 relay runs on port 7150") \
         == PLACEHOLDER
     assert not scrub.may_hold('{"content": "the relay runs fine today, thanks"}')
+    # a distinctive short text held verbatim, glued to a word, across a JSON newline
+    glued = Scrubber([*texts, "Ilse 555-0142 ok\nsee"], distinctive_only=True)
+    value = {"m": "xIlse 555-0142 ok\nseey"}
+    assert glued.may_hold(orjson.dumps(value).decode())
+    assert glued.scrub_value(value) == {"m": f"x{PLACEHOLDER}y"}
 
 
 async def test_purge_reports_and_scrubs_copies_in_other_threads(

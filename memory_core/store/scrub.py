@@ -92,7 +92,11 @@ _JSON_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA
 """A JSON ``\\u`` escape: a surrogate pair, or one code unit."""
 
 _JSON_CONTROL = re.compile(r"\\[nrtbf\"\\/]")
-"""A JSON escape of a control character or quote: a space between tokens."""
+"""A JSON escape of a control character, a quote, a slash or a backslash."""
+
+_CONTROL = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f", '"': '"', "\\": "\\",
+            "/": "/"}
+"""What each :data:`_JSON_CONTROL` escape spells."""
 
 
 def _unescape(m: re.Match[str]) -> str:
@@ -227,7 +231,9 @@ class Scrubber:
             return True
         if "\\" in text:
             text = _JSON_ESCAPE.sub(_unescape, text)
-            text = _JSON_CONTROL.sub(" ", text)
+            text = _JSON_CONTROL.sub(lambda m: _CONTROL[m.group()[1]], text)
+        if any(needle in text for needle in self.needles):
+            return True  # verbatim, whatever glues to either end of it
         tokens = [m.group().lower() for m in _TOKEN.finditer(text)]
         if any(tuple(tokens[i:i + SHINGLE]) in self._shingles
                for i in range(len(tokens) - SHINGLE + 1)):
