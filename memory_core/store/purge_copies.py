@@ -170,8 +170,8 @@ def find_copies(conn: Any, sql: Callable[[str], str], ids: Callable[[str], str],
         for ref, body in q(f"SELECT id, body FROM forwarded_requests WHERE {in_tenants} AND"
                            f" created_at>=? AND body IS NOT NULL AND id NOT IN"
                            f" {ids('forwarded')} ORDER BY id", [*tenants, since]).fetchall():
-            raw = zlib.decompress(bytes(body))
-            if not scrubber.may_hold(raw.decode("utf-8", "replace")):
+            raw = _inflate(body)
+            if raw is None or not scrubber.may_hold(raw.decode("utf-8", "replace")):
                 continue
             value = loads_lossless(raw)
             new = scrubber.scrub_value(value)
@@ -199,7 +199,10 @@ def find_copies(conn: Any, sql: Callable[[str], str], ids: Callable[[str], str],
                 f" {in_tenants} AND created_at>=? AND (thread_id IS NULL OR thread_id NOT IN"
                 f" {ids('thread')}) ORDER BY tenant, role, response_id",
                 [*tenants, since]).fetchall():
-            text = zlib.decompress(bytes(items)).decode("utf-8", "surrogatepass")
+            blob = _inflate(items)
+            if blob is None:
+                continue
+            text = blob.decode("utf-8", "surrogatepass")
             if not scrubber.may_hold(text):
                 continue
             value = loads_lossless(text)
@@ -211,6 +214,15 @@ def find_copies(conn: Any, sql: Callable[[str], str], ids: Callable[[str], str],
                       " response_id=?", (zlib.compress(dumps_lossless(new).encode(
                           "utf-8", "surrogatepass"), 1), tenant, role, rid))
     return copies, held
+
+
+def _inflate(blob: Any) -> bytes | None:
+    """A zlib column's bytes, or ``None`` for one that is not zlib (written by no
+    capture: no copy can be read from it, and the purge goes on)."""
+    try:
+        return zlib.decompress(bytes(blob))
+    except zlib.error:
+        return None
 
 
 def _name(held: list[dict[str, Any]], ref: Any, thread: Any, role: Any, msg_role: Any) -> None:
