@@ -94,8 +94,7 @@ _JSON_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA
 _JSON_CONTROL = re.compile(r"\\[nrtbf\"\\/]")
 """A JSON escape of a control character, a quote, a slash or a backslash."""
 
-_CONTROL = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f", '"': '"', "\\": "\\",
-            "/": "/"}
+_CONTROL = dict(zip('nrtbf"\\/', '\n\r\t\b\f"\\/', strict=True))
 """What each :data:`_JSON_CONTROL` escape spells."""
 
 
@@ -151,10 +150,9 @@ class _Source:
 
 
 def is_distinctive(text: str) -> bool:
-    """Whether ``text`` says enough to be told from a stock message when it is met
-    whole in another conversation: :data:`SENTENCE_TOKENS` tokens (a CJK character
-    half one), or :data:`MARKED` marked tokens (digits, capitals: module docstring).
-    "Thanks, that works!" is not; "Call Ilse at 555-0142" is."""
+    """Whether ``text`` is told from a stock message met whole in another conversation:
+    :data:`SENTENCE_TOKENS` tokens (a CJK character half one) or :data:`MARKED` marked
+    tokens (module docstring). "Thanks, that works!" is not; "Call Ilse at 555-0142" is."""
     src = _Source(text)
     return sum(src.weights) >= SENTENCE_TOKENS or sum(src.marked) >= MARKED
 
@@ -196,10 +194,8 @@ class Scrubber:
             # tokens: the longest is the rarest in practice
             words = tuple(m.group() for m in _TOKEN.finditer(t))
             anchors.add(max(words, key=len) if words else t)
-            if words and len(words) < SHINGLE:
+            if len(words) < SHINGLE:  # no shingle finds it: its tokens (0: none)
                 self._short.setdefault(len(words), set()).add(words)
-            elif not words:
-                self._short.setdefault(0, set())
         self.anchors = sorted(anchors, key=len, reverse=True)
         self._firsts = frozenset(shingle[0] for shingle in self._shingles)
 
