@@ -138,6 +138,9 @@ class Engine:
         cleared when the listed roots change, as an id may be reused)."""
         self._roots_seen: dict[str, frozenset[int]] = {}
         """The roots :meth:`_redacted_state` read last."""
+        self._redacted_wide: dict[str, frozenset[str]] = {}
+        """Content hashes masked in every thread of their tenant, by tenant
+        (:data:`memory_core.store.scrub.WIDE_KEY`), read with :attr:`_redacted`."""
         self._active_items = ActiveItems(prepare=item_features, fold_key=fold_key,
                                          context=message_context)
         self._superseded = SupersededItems()
@@ -165,6 +168,7 @@ class Engine:
                                 and self.config.extract_worker else None)
         self.captures = CaptureJobs(self.store, self.config, self._spliced,
                                     self._extract_worker)
+        self.captures.masked_for = self._masked_for
         """Capture and extraction jobs (:mod:`memory_core.capture.jobs`)."""
         if self.config.enabled:  # a shared store's replicas read only commits
             self._open_journal(start=self.config.capture_journal and not self.store.shared)
@@ -858,8 +862,10 @@ class Engine:
         """The content hashes a body forwarded in ``thread_id`` must be masked for
         (:func:`memory_core.store.scrub.mask_messages`), or ``None`` when it cannot
         carry a redacted message: its tenant has none, or its thread's conversation
-        tree (its root message) holds none. Only such a body is parsed and hashed.
-        A body of no known thread is tested whole."""
+        tree (its root message) holds none and its tenant, one end user's, had no
+        distinctive message redacted (:data:`memory_core.store.scrub.WIDE_KEY`: those
+        are masked in every thread of it). Only such a body is parsed and hashed. A
+        body of no known thread is tested whole."""
         hashes, roots = self._redacted_state()
         removed = hashes.get(tenant)
         if not removed or thread_id is None:
@@ -876,7 +882,16 @@ class Engine:
             if len(self._thread_roots) >= THREAD_ROOTS_KEPT:
                 self._thread_roots.clear()
             self._thread_roots[thread_id] = root = int(root)
-        return removed if root in held else None
+        return removed if root in held else self._redacted_wide.get(tenant)
+
+    def _masked_for(self, tx: Tx, tenant: str) -> frozenset[str] | None:
+        """The content hashes ``tenant``'s captures store with the placeholder
+        (:data:`memory_core.store.scrub.WIDE_KEY`; the capture job's, on its own
+        transaction ``tx``: read again after :data:`REDACTED_TTL_S`)."""
+        held = self._redacted
+        if held is None or time.monotonic() - held[0] >= REDACTED_TTL_S:
+            self._load_redacted(tx)
+        return self._redacted_wide.get(tenant)
 
     def _redacted_state(self) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[int]]]:
         """Content hashes of the redacted messages, and the roots of their
@@ -885,13 +900,26 @@ class Engine:
         held, now = self._redacted, time.monotonic()
         if held is not None and now - held[0] < REDACTED_TTL_S:
             return held[1], held[2]
-        from memory_core.store.scrub import META_KEY, ROOTS_KEY, redacted_hashes, redacted_roots
+        return self.store.read_tx(self._load_redacted)
 
-        def read(tx: Tx) -> tuple[str | None, str | None]:
-            return tx.engine_writes.meta(META_KEY), tx.engine_writes.meta(ROOTS_KEY)
+    def _load_redacted(self, tx: Tx) -> tuple[dict[str, frozenset[str]],
+                                              dict[str, frozenset[int]]]:
+        """Read the redaction ``meta`` rows on ``tx`` into :attr:`_redacted` and
+        :attr:`_redacted_wide`; return the hashes and roots by tenant."""
+        from memory_core.store.scrub import (
+            META_KEY,
+            ROOTS_KEY,
+            WIDE_KEY,
+            redacted_hashes,
+            redacted_roots,
+        )
 
-        hashes_text, roots_text = self.store.read_tx(read)
+        now = time.monotonic()
+        hashes_text, roots_text, wide_text = (
+            tx.engine_writes.meta(META_KEY), tx.engine_writes.meta(ROOTS_KEY),
+            tx.engine_writes.meta(WIDE_KEY))
         hashes, roots = redacted_hashes(hashes_text), redacted_roots(roots_text)
+        self._redacted_wide = redacted_hashes(wide_text)
         if roots != self._roots_seen:
             # A thread cached before may be another now (SQLite gives the id of a thread
             # purged by another process to the next one): its root is read again.
@@ -1021,12 +1049,13 @@ class Engine:
 
     def purge(self, *, tenant: str | None = None, role: str | None = None,
               session: str | None = None, thread_id: int | None = None,
-              dry_run: bool = False) -> dict[str, int]:
+              dry_run: bool = False, scrub_copies: bool = False) -> dict[str, Any]:
         """Irreversibly delete a thread/session/role/tenant (filters combine with AND);
         see :mod:`memory_core.admin.purge`.
 
-        Returns rows removed per table (or that would be, with ``dry_run``). Raises
-        ``ValueError`` without a filter."""
+        Returns rows removed per table (or that would be, with ``dry_run``), with the
+        copies of its text left in other threads (``copies``, ``held_elsewhere``),
+        scrubbed with ``scrub_copies``. Raises ``ValueError`` without a filter."""
         from memory_core.admin import purge
 
         purge.check_filters(tenant, role, session, thread_id)
@@ -1034,7 +1063,7 @@ class Engine:
         # after every write queued before it, so none writes the purged rows back.
         removed = self.store.write_tx(lambda tx: purge.purge(
             tx, tenant=tenant, role=role, session=session, thread=thread_id,
-            dry_run=dry_run),
+            dry_run=dry_run, scrub_copies=scrub_copies),
             urgent=True, order_key=EVERY_KEY).result(600)
         if not dry_run:
             # the purged ids' counts (see memory_core.capture.message_facts)

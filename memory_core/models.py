@@ -83,6 +83,10 @@ class CaptureTicket:
     journaled: bool = False
     """The answer's capture was written to the capture journal when queued: it
     survives a crash before its commit (nothing need wait for that commit)."""
+    masked: frozenset[str] | None = None
+    """Content hashes of messages redacted under the request's tenant that are stored
+    with the placeholder wherever they are captured again (set by the capture job:
+    :data:`memory_core.store.scrub.WIDE_KEY`); ``None``: none."""
     extract_key: Hashable = None
     """The writer's order key of the extraction jobs the request's capture queued
     for after its commit (:meth:`memory_core.capture.jobs.CaptureJobs.capture_request`);

@@ -29,11 +29,17 @@ surviving statements; a surviving item that cited a purged statement or named a
 purged thread (``data.sources``, ``occasion_threads``, ``resent_threads``) loses it.
 A purge also records one ``purge`` event (filters and counts, no content) as an
 audit trail.
+
+Copies of the purged text in rows that stay (another conversation's reply, summary,
+item, assembly log, forwarded body, splice, Responses chain row) are reported and,
+when asked (``scrub_copies``), scrubbed by redaction's copy rule; other users' own
+statements of it are named, never changed (:mod:`memory_core.store.purge_copies`).
 """
 
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import orjson
 
@@ -60,7 +66,7 @@ def check_filters(tenant: str | None, role: str | None, session: str | None,
 
 def purge(tx: Tx, *, tenant: str | None = None, role: str | None = None,
           session: str | None = None, thread: int | None = None, dry_run: bool = False,
-          now: float | None = None) -> dict[str, int]:
+          scrub_copies: bool = False, now: float | None = None) -> dict[str, Any]:
     """Delete every row of the scope (writer job, ``store.write_tx``; see module
     docstring).
 
@@ -70,16 +76,23 @@ def purge(tx: Tx, *, tenant: str | None = None, role: str | None = None,
     lost a removed statement or thread from ``data``), and ``restored_items``: surviving items that
     a removed one had superseded or merged away, active again because the statement
     that replaced them is gone (an item replaced again by a survivor points at it
-    instead). With ``dry_run`` the counts are exact and
+    instead). Copies of the scope's text in rows that stay (another conversation's
+    reply, summary, item, assembly log, forwarded body; see
+    :mod:`memory_core.store.purge_copies`) are reported: ``copies`` (``{table: [ids]}``),
+    ``copies_found``, and ``held_elsewhere`` (other users' statements of it, never
+    changed); with ``scrub_copies`` each copied span is replaced by the placeholder
+    (``copies_scrubbed``). With ``dry_run`` the counts are exact and
     nothing changes. Raises ``ValueError`` for missing or empty filters.
     """
     check_filters(tenant, role, session, thread)
     now = time.time() if now is None else now
     counts = tx.purge.delete_scope(tenant=tenant, role=role, session=session,
-                                   thread=thread, dry_run=dry_run)
+                                   thread=thread, dry_run=dry_run, scrub_copies=scrub_copies)
     if not dry_run:
-        filters: dict[str, str | int] = {
+        filters: dict[str, str | int | bool] = {
             k: v for k, v in (("tenant", tenant), ("role", role), ("session", session),
                               ("thread", thread)) if v is not None}
+        if scrub_copies:
+            filters["scrub_copies"] = True
         tx.purge.record(now, orjson.dumps({"filters": filters, "counts": counts}).decode())
     return counts

@@ -32,7 +32,7 @@ from memory_core.capture.tree import (
 from memory_core.config import MemoryConfig
 from memory_core.models import CaptureResult, CaptureTicket, Scope
 from memory_core.store.api import MessageRow, NodeRef, Row, Tx
-from memory_core.store.scrub import PLACEHOLDER
+from memory_core.store.scrub import PLACEHOLDER, redacted_raw
 from memory_core.tokens import count_tokens
 
 _DEFAULT_CONFIG = MemoryConfig()
@@ -309,10 +309,11 @@ def _insert_message(
     hidden: bool = False,
     config: MemoryConfig | None = None,
     zone: str = "",
+    masked: frozenset[str] | None = None,
 ) -> int:
     return tx.capture.insert_message(_message_row(
         scope, thread_id, key, parent_key, parent_id, depth, message, kind, now,
-        request_id, hidden, config, zone))
+        request_id, hidden, config, zone, masked))
 
 
 def _message_row(
@@ -329,11 +330,18 @@ def _message_row(
     hidden: bool = False,
     config: MemoryConfig | None = None,
     zone: str = "",
+    masked: frozenset[str] | None = None,
 ) -> MessageRow:
     """The stored row of ``message``; ``zone``: the time zone it was said in, as
-    stored (``""``: UTC, kept as NULL)."""
-    text, raw_json = stored_forms(message, config)
+    stored (``""``: UTC, kept as NULL). A message whose content hash is in
+    ``masked`` (one an operator redacted, said again: :attr:`CaptureTicket.masked`)
+    is stored as the redaction left it: the placeholder, no content."""
     canon = canonical_bytes(message)
+    digest = hashlib.sha256(canon).hexdigest()
+    if masked and digest in masked:
+        text, raw_json = PLACEHOLDER, redacted_raw(dumps_lossless(message))
+    else:
+        text, raw_json = stored_forms(message, config)
     role = message.get("role") if isinstance(message, dict) else None
     if role == "user" and _answers_tool_use(message):
         role = "tool"  # an Anthropic tool_result turn: a tool result, not a user turn
@@ -350,7 +358,7 @@ def _message_row(
         kind,
         text,
         raw_json,
-        hashlib.sha256(canon).hexdigest(),
+        digest,
         count_tokens(text),
         now,
         1 if hidden else 0,
@@ -589,7 +597,8 @@ def capture_request(
     new_ids = tx.capture.insert_chain([
         _message_row(scope, thread_id, keys[i], keys[i - 1] if i else None,
                      ids[-1] if ids else None, i, messages[i], "request", now,
-                     ticket.request_id, config=config, zone=ticket.zone)
+                     ticket.request_id, config=config, zone=ticket.zone,
+                     masked=ticket.masked)
         for i in range(k, len(messages))])
     for i, mid in zip(range(k, len(messages)), new_ids, strict=True):
         nodes.stored(keys[i], NodeRef(mid, thread_id, i))
@@ -697,6 +706,7 @@ def capture_response(
         mid = _insert_message(
             tx, scope, thread_id, key, parent_key, parent_id, depth, msg, kind, now,
             ticket.request_id, hidden=hidden, config=config, zone=ticket.zone,
+            masked=ticket.masked,
         )
         nodes.stored(key, NodeRef(mid, thread_id, depth))
         return mid

@@ -17,7 +17,7 @@ import itertools
 import logging
 import threading
 import time
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from concurrent.futures import Future
 from typing import Any
 
@@ -145,6 +145,10 @@ class CaptureJobs:
         self._queued_lock = threading.Lock()
         self._request_keys = itertools.count(1)
         self.journal: CaptureJournal | None = None
+        self.masked_for: Callable[[Tx, str], frozenset[str] | None] | None = None
+        """The content hashes a tenant's captures store with the placeholder
+        (:attr:`CaptureTicket.masked`), read on the writer's transaction; set by the
+        engine."""
 
     def capture_request(
         self, scope: Scope, request_id: str, messages: list[Any], event: dict[str, Any],
@@ -221,6 +225,8 @@ class CaptureJobs:
         # first, read last (with the capture's first read: no round trip of its own
         # on PostgreSQL); what this job queues is not due yet.
         due = tx.extraction.due_later(time.time(), 1) if self.config.extract else None
+        if self.masked_for is not None:
+            ticket.masked = self.masked_for(tx, ticket.scope.tenant)
         result = evidence.capture_request(tx, ticket, messages, event,
                                          config=self.config, key_cache=self._chain_keys,
                                          path_cache=self._path_ids)

@@ -749,7 +749,8 @@ class Purge(Protocol):
     """Irreversible removal of a scope (write operations)."""
 
     def delete_scope(self, *, tenant: str | None, role: str | None, session: str | None,
-                     dry_run: bool, thread: int | None = None) -> dict[str, int]:
+                     dry_run: bool, thread: int | None = None,
+                     scrub_copies: bool = False) -> dict[str, Any]:
         """Delete every row of the scope (``thread``: that thread and the threads
         forked from it, within the other filters), queue an outbox ``delete`` for every removed
         row of :data:`OUTBOX_KINDS` and an ``upsert`` for each surviving child message
@@ -761,7 +762,10 @@ class Purge(Protocol):
         message outside it also stated (``data.sources``) stays, moved to its newest
         surviving source (a ``sources`` revision); a surviving item loses the removed
         messages and threads from its ``data`` (:func:`drop_purged_sources`, a
-        ``sources`` revision). ``dry_run``: the same counts,
+        ``sources`` revision). Copies of the scope's text in rows that stay are
+        reported (``copies``, ``held_elsewhere``, ``copies_found``) and, with
+        ``scrub_copies``, scrubbed (``copies_scrubbed``;
+        :mod:`memory_core.store.purge_copies`). ``dry_run``: the same counts,
         nothing changed. Freed storage is overwritten where the backend can. At least one filter is
         given (checked by the caller)."""
         ...

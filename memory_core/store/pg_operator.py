@@ -44,7 +44,11 @@ from memory_core.store.api import (
 from memory_core.store.pg_reads import MESSAGE_NAME, dicts, ids_list, lower_ascii
 from memory_core.store.pg_text import Verbatim, contains, plain_sql, sendable
 from memory_core.store.pg_trips import sync
+from memory_core.store.purge_copies import find_copies
 from memory_core.store.redaction import redact_rows
+
+_OPTIONAL = frozenset({"forwarded_requests", "splices", "response_threads"})
+"""The tables :func:`find_copies` looks in that some SQLite schemas lack: all here."""
 
 
 def where(prefix: str = "", **filters: Any) -> tuple[str, list[Any]]:
@@ -446,7 +450,7 @@ class PgForwardedLog:
 class _Preview(Exception):
     """Raised inside a dry run to roll the purge back; carries the counts."""
 
-    def __init__(self, counts: dict[str, int]) -> None:
+    def __init__(self, counts: dict[str, Any]) -> None:
         super().__init__("dry run")
         self.counts = counts
 
@@ -465,11 +469,12 @@ class PgPurge:
         self._c = conn
 
     def delete_scope(self, *, tenant: str | None, role: str | None, session: str | None,
-                     dry_run: bool, thread: int | None = None) -> dict[str, int]:
+                     dry_run: bool, thread: int | None = None,
+                     scrub_copies: bool = False) -> dict[str, Any]:
         sync(self._c)  # the batch's deferred BEGIN: the savepoint nests in it
         try:
             with self._c.transaction():  # a savepoint inside the job's transaction
-                counts = _delete(self._c, tenant, role, session, thread)
+                counts = _delete(self._c, tenant, role, session, thread, scrub_copies)
                 if dry_run:
                     raise _Preview(counts)
         except _Preview as preview:
@@ -606,7 +611,7 @@ def _restore_orphans(conn: Any, purged: str) -> int:
 
 
 def _delete(conn: Any, tenant: str | None, role: str | None,
-            session: str | None, thread: int | None) -> dict[str, int]:
+            session: str | None, thread: int | None, scrub_copies: bool) -> dict[str, Any]:
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS purge_ids"
                  " (kind TEXT NOT NULL, id BIGINT NOT NULL, PRIMARY KEY (kind, id))")
     conn.execute("DELETE FROM purge_ids")
@@ -645,11 +650,12 @@ def _delete(conn: Any, tenant: str | None, role: str | None,
     if whole:
         mark("agent_memory", f"SELECT 'agent_memory', id FROM agent_memories WHERE {by_owner}",
              o_args)
+    copies, held = find_copies(conn, _marks, ids, tables=_OPTIONAL, scrub=scrub_copies)
 
     def rows(sql: str, args: Any = ()) -> int:
         return int(conn.execute(sql, args).rowcount)
 
-    counts: dict[str, int] = {}
+    counts: dict[str, Any] = {}
     outbox = sum(rows("INSERT INTO index_outbox (kind, ref_id, op) SELECT %s, id, 'delete'"
                       " FROM purge_ids WHERE kind = %s ORDER BY id", (kind, kind))
                  for kind in OUTBOX_KINDS)
@@ -712,6 +718,10 @@ def _delete(conn: Any, tenant: str | None, role: str | None,
     conn.execute(f"UPDATE threads SET parent_thread_id = NULL WHERE id IN {ids('thread')}")
     counts["threads"] = rows(f"DELETE FROM threads WHERE id IN {ids('thread')}")
     counts["outbox_deletes"] = outbox
+    counts["copies_found"] = sum(len(v) for v in copies.values())
+    counts["copies_scrubbed"] = counts["copies_found"] if scrub_copies else 0
+    counts["copies"] = copies
+    counts["held_elsewhere"] = held
     conn.execute("DELETE FROM purge_ids")
     return counts
 

@@ -20,7 +20,15 @@ holds the placeholder (``memory_core.capture.evidence``). Its ``content_hash``
 (SHA-256 of the canonical message) is listed in the ``meta`` row :data:`META_KEY`,
 and the root message of its conversation tree in :data:`ROOTS_KEY`, so bodies
 forwarded later in that tree, which still carry the client's copy, are stored with
-the placeholder (:func:`memory_core.store.scrub.mask_messages`).
+the placeholder (:func:`memory_core.store.scrub.mask_messages`). A distinctive text
+(:func:`~memory_core.store.scrub.is_distinctive`) redacted under a tenant that is one
+end user's (``t_…~u_…``) is also listed under :data:`WIDE_KEY`: that user's other
+threads' later bodies are masked too (a bare key's tenant is everyone's).
+
+Rows of the message's own conversation tree (its thread, its forks, the threads it
+forked from) get every copy rule; rows of other conversations get the whole-text and
+verbatim rules only for a distinctive text, so a redacted stock message ("Thanks,
+that works!") is not taken out of another person's logs.
 
 Other messages that state the same text (another conversation's paste, a user's
 restatement later in the thread) are statements of their own, not copies derived
@@ -43,10 +51,15 @@ from memory_core.store.scrub import (
     META_KEY,
     PLACEHOLDER,
     ROOTS_KEY,
+    WIDE_KEY,
     Scrubber,
     content_strings,
+    is_distinctive,
     redacted_raw,
 )
+
+WIDE_SEP = "~u_"
+"""Marks a stored tenant as one end user's (``t_…~u_…``, ``proxy.scope``)."""
 
 __all__ = ["redact_rows"]
 
@@ -93,8 +106,11 @@ def redact_rows(conn: Any, sql: Callable[[str], str], table: str, message_id: in
     except orjson.JSONDecodeError:
         raw = None
     content = raw.get("content") if isinstance(raw, dict) else None
-    scrubber = Scrubber([text, *content_strings(content)] if text != PLACEHOLDER else [],
-                        removed_texts)
+    said = [text, *content_strings(content)] if text != PLACEHOLDER else []
+    scrubber = Scrubber(said, removed_texts)
+    # Rows of other conversations: whole-text rules for distinctive texts only.
+    far = Scrubber(said, removed_texts, distinctive_only=True)
+    tree = _tree_threads(q, thread_id)
 
     counts["outbox_deletes"] = q(
         "INSERT INTO index_outbox (kind, ref_id, op) SELECT 'item', id, 'delete' FROM"
@@ -128,8 +144,9 @@ def redact_rows(conn: Any, sql: Callable[[str], str], table: str, message_id: in
     replies: list[int] = []  # replies of its thread that repeated it
     if not scrubber.is_empty:
         # a body forwarded with the message is logged just after it: a margin
-        counts.update(_scrub_copies(q, scrubber, message_id, thread_id, m_tenant, m_role,
-                                    created_at - 300, touched, replies, rows))
+        counts.update(_scrub_copies(q, (scrubber, far, tree), message_id, thread_id,
+                                    m_tenant, m_role, created_at - 300, touched, replies,
+                                    rows))
     for ref in touched:
         q("DELETE FROM embeddings WHERE kind='message' AND ref_id=?", (ref,))
         q("INSERT INTO index_outbox (kind, ref_id, op) VALUES ('message', ?, 'upsert')",
@@ -137,6 +154,8 @@ def redact_rows(conn: Any, sql: Callable[[str], str], table: str, message_id: in
     counts["reindexed_messages"] = len(touched)
     _remember_hashes(q, [message_id, *replies], m_tenant)  # a client resends them all
     _remember_root(q, thread_id, m_tenant)
+    if WIDE_SEP in m_tenant and said and is_distinctive(text):
+        _remember_hashes(q, [message_id, *replies], m_tenant, WIDE_KEY)
     q("INSERT INTO events (request_id, tenant, role, thread_id, kind, created_at, data)"
       " VALUES (NULL, ?, ?, ?, 'redact', ?, ?)",
       (m_tenant, m_role, thread_id, now,
@@ -172,16 +191,34 @@ def _drop_source(q: Callable[..., Any], items: str, message_id: int, tenant: str
     return changed
 
 
-def _scrub_copies(q: Callable[..., Any], scrubber: Scrubber, message_id: int,
-                  thread_id: int, tenant: str, role: str, since: float,
+def _tree_threads(q: Callable[..., Any], thread_id: int) -> frozenset[int]:
+    """The threads of ``thread_id``'s conversation tree (its root message's: the
+    thread, its forks and the threads it forked from)."""
+    row = q("SELECT root_message_id FROM threads WHERE id=?", (thread_id,)).fetchone()
+    if row is None or row[0] is None:
+        return frozenset({thread_id})
+    return frozenset({thread_id, *(int(r[0]) for r in q(
+        "SELECT id FROM threads WHERE root_message_id=?", (row[0],)).fetchall())})
+
+
+def _scrub_copies(q: Callable[..., Any], scrubbers: tuple[Scrubber, Scrubber, frozenset[int]],
+                  message_id: int, thread_id: int, tenant: str, role: str, since: float,
                   touched: list[int], replies: list[int],
                   rows: dict[str, list[Any]]) -> dict[str, int]:
     """Scrub the copies of the text (:class:`Scrubber`: each copied span replaced, the
     rest kept) in rows of the message's tenant and role written since it: hidden tool
     rounds and replies of its thread (appended to ``touched`` to be indexed again;
     the replies also to ``replies``), splices, summaries, assembly logs, forwarded
-    bodies, Responses API chain rows. The ids of the rows changed go to ``rows``."""
+    bodies, Responses API chain rows. ``scrubbers``: the one for rows of the
+    message's conversation tree (the threads given), the one for other rows
+    (whole-text rules for a distinctive text only). The ids of the rows changed go
+    to ``rows``."""
     from memory_core.capture.evidence import dumps_lossless, loads_lossless
+
+    near, far, tree = scrubbers
+
+    def pick(thread: Any) -> Scrubber:
+        return near if thread is not None and int(thread) in tree else far
 
     counts = {"other_messages": 0, "splices": 0, "summary_nodes": 0, "assembly_logs": 0,
               "forwarded_bodies_edited": 0, "response_items_scrubbed": 0}
@@ -190,11 +227,12 @@ def _scrub_copies(q: Callable[..., Any], scrubber: Scrubber, message_id: int,
         rows.setdefault(name, [])
     # Hidden memory-tool rounds quote retrieved evidence; replies of its own
     # conversation (and the branches forked from it) may repeat it.
-    for ref, text, raw, hidden in q(
-            "SELECT id, text, raw_json, hidden FROM messages WHERE tenant=? AND role=? AND"
-            " id>? AND (hidden=1 OR (msg_role='assistant' AND (thread_id=? OR thread_id IN"
-            " (SELECT id FROM threads WHERE parent_thread_id=?)))) ORDER BY id",
+    for ref, text, raw, hidden, thread in q(
+            "SELECT id, text, raw_json, hidden, thread_id FROM messages WHERE tenant=? AND"
+            " role=? AND id>? AND (hidden=1 OR (msg_role='assistant' AND (thread_id=? OR"
+            " thread_id IN (SELECT id FROM threads WHERE parent_thread_id=?)))) ORDER BY id",
             (tenant, role, message_id, thread_id, thread_id)).fetchall():
+        scrubber = pick(thread)
         if not scrubber.may_hold(text) and not scrubber.may_hold(raw):
             continue
         new_text = scrubber.scrub(text)
@@ -210,8 +248,11 @@ def _scrub_copies(q: Callable[..., Any], scrubber: Scrubber, message_id: int,
                 replies.append(int(ref))
             counts["other_messages"] += 1
             rows["other_messages"].append(int(ref))
-    for ref, messages in q("SELECT message_id, messages FROM splices WHERE tenant=? AND"
-                           " role=? AND message_id>=?", (tenant, role, message_id)).fetchall():
+    for ref, messages, thread in q(
+            "SELECT message_id, messages, (SELECT thread_id FROM messages WHERE"
+            " messages.id=splices.message_id) FROM splices WHERE tenant=? AND role=? AND"
+            " message_id>=?", (tenant, role, message_id)).fetchall():
+        scrubber = pick(thread)
         if not scrubber.may_hold(messages):
             continue
         value = loads_lossless(messages)  # written by dumps_lossless, as raw_json
@@ -220,9 +261,10 @@ def _scrub_copies(q: Callable[..., Any], scrubber: Scrubber, message_id: int,
             q("UPDATE splices SET messages=? WHERE message_id=?", (dumps_lossless(new), ref))
             counts["splices"] += 1
             rows["splices"].append(int(ref))
-    for ref, text in q("SELECT id, text FROM summary_nodes WHERE tenant=? AND role=? AND"
-                       " last_message_id>=? ORDER BY id", (tenant, role, message_id)).fetchall():
-        new_text = scrubber.scrub_lines(text)
+    for ref, text, thread in q("SELECT id, text, thread_id FROM summary_nodes WHERE tenant=?"
+                               " AND role=? AND last_message_id>=? ORDER BY id",
+                               (tenant, role, message_id)).fetchall():
+        new_text = pick(thread).scrub_lines(text)
         if new_text != text:
             q("UPDATE summary_nodes SET text=? WHERE id=?", (new_text, ref))
             q("DELETE FROM embeddings WHERE kind='summary' AND ref_id=?", (ref,))
@@ -230,8 +272,10 @@ def _scrub_copies(q: Callable[..., Any], scrubber: Scrubber, message_id: int,
               (ref,))
             counts["summary_nodes"] += 1
             rows["summary_nodes"].append(int(ref))
-    for ref, data in q("SELECT id, data FROM assembly_logs WHERE tenant=? AND role=? AND"
-                       " created_at>=? ORDER BY id", (tenant, role, since)).fetchall():
+    for ref, data, thread in q("SELECT id, data, thread_id FROM assembly_logs WHERE tenant=?"
+                               " AND role=? AND created_at>=? ORDER BY id",
+                               (tenant, role, since)).fetchall():
+        scrubber = pick(thread)
         if not scrubber.may_hold(data):
             continue
         value = orjson.loads(data)
@@ -242,9 +286,10 @@ def _scrub_copies(q: Callable[..., Any], scrubber: Scrubber, message_id: int,
             rows["assembly_logs"].append(int(ref))
     # A forwarded body is edited string by string: the same JSON shape, each copied
     # span replaced (the client's message itself, a copy in the block or scaffold).
-    for ref, body in q("SELECT id, body FROM forwarded_requests WHERE tenant=? AND role=?"
-                       " AND created_at>=? AND body IS NOT NULL ORDER BY id",
-                       (tenant, role, since)).fetchall():
+    for ref, body, thread in q("SELECT id, body, thread_id FROM forwarded_requests WHERE"
+                               " tenant=? AND role=? AND created_at>=? AND body IS NOT NULL"
+                               " ORDER BY id", (tenant, role, since)).fetchall():
+        scrubber = pick(thread)
         raw = zlib.decompress(bytes(body))
         if not scrubber.may_hold(raw.decode("utf-8", "replace")):
             continue
@@ -258,8 +303,10 @@ def _scrub_copies(q: Callable[..., Any], scrubber: Scrubber, message_id: int,
     # A Responses API chain row keeps its place with its items scrubbed, so the chain
     # still resolves after a restart; the capture continues the redacted nodes from
     # the scrubbed items (``memory_core.capture.evidence``: a placeholder message).
-    for rid, items in q("SELECT response_id, items FROM response_threads WHERE tenant=?"
-                        " AND role=? AND created_at>=?", (tenant, role, since)).fetchall():
+    for rid, items, thread in q("SELECT response_id, items, thread_id FROM response_threads"
+                                " WHERE tenant=? AND role=? AND created_at>=?",
+                                (tenant, role, since)).fetchall():
+        scrubber = pick(thread)
         raw = zlib.decompress(bytes(items))
         text = raw.decode("utf-8", "surrogatepass")
         if not scrubber.may_hold(text):
@@ -315,10 +362,12 @@ def _remember_root(q: Callable[..., Any], thread_id: int, tenant: str) -> None:
       " value=excluded.value", (ROOTS_KEY, orjson.dumps(value).decode()))
 
 
-def _remember_hashes(q: Callable[..., Any], message_ids: list[int], tenant: str) -> None:
-    """List the messages' content hashes under :data:`META_KEY` for later bodies."""
+def _remember_hashes(q: Callable[..., Any], message_ids: list[int], tenant: str,
+                     key: str = META_KEY) -> None:
+    """List the messages' content hashes under ``key`` (:data:`META_KEY`, or
+    :data:`WIDE_KEY`) for later bodies."""
     value = {}
-    row = q("SELECT value FROM meta WHERE key=?", (META_KEY,)).fetchone()
+    row = q("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
     if row:
         value = orjson.loads(row[0])
     listed = value.setdefault(tenant, [])
@@ -329,4 +378,4 @@ def _remember_hashes(q: Callable[..., Any], message_ids: list[int], tenant: str)
             listed.append(digest)
             known.add(digest)
     q("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET"
-      " value=excluded.value", (META_KEY, orjson.dumps(value).decode()))
+      " value=excluded.value", (key, orjson.dumps(value).decode()))

@@ -28,6 +28,12 @@ texts (case and spacing aside) is a copy whatever its length; a text of fewer th
 :data:`SHINGLE` tokens ("Yes, go.") is a copy only so, as a whole string. The
 message's own text and content strings are also replaced wherever they occur
 verbatim.
+
+Those two whole-text rules reach only as far as the caller says: a stock message
+("Thanks, that works!") is said in many conversations, so outside the redacted
+message's own conversation a :class:`Scrubber` built with ``distinctive_only`` applies
+them only to a text that :func:`is_distinctive` (:data:`SENTENCE_TOKENS` words, or
+:data:`MARKED` marked tokens); the run rules above are distinctive by construction.
 """
 
 from __future__ import annotations
@@ -39,8 +45,8 @@ from typing import Any
 import orjson
 
 __all__ = ["MARKED", "META_KEY", "PLACEHOLDER", "ROOTS_KEY", "SENTENCE_TOKENS", "SHINGLE",
-           "Scrubber", "content_strings", "mask_messages", "redacted_hashes",
-           "redacted_raw", "redacted_roots"]
+           "WIDE_KEY", "Scrubber", "content_strings", "is_distinctive", "mask_messages",
+           "redacted_hashes", "redacted_raw", "redacted_roots"]
 
 PLACEHOLDER = "[removed by operator]"
 """What a redacted message's text (and every copy of it) becomes."""
@@ -51,6 +57,12 @@ META_KEY = "redacted_messages"
 ROOTS_KEY = "redacted_roots"
 """``meta`` row: JSON ``{tenant: [root message id, …]}``: the first message of each
 conversation tree that holds a redacted message (only its threads' bodies can)."""
+
+WIDE_KEY = "redacted_everywhere"
+"""``meta`` row: JSON ``{tenant: [content_hash, …]}``: the redacted messages whose
+later bodies are masked in every thread of their tenant, not only in their own
+conversation tree: distinctive texts (:func:`is_distinctive`) of a tenant that is one
+end user's (``t_…~u_…``, ``proxy.scope``)."""
 
 SHINGLE = 5
 """Tokens of a shingle: a run is found through the shingles it shares."""
@@ -65,6 +77,9 @@ _SHORT = 12
 """A needle (the message's own text, verbatim) shorter than this many characters,
 normalised, is too common to replace inside other strings."""
 
+_ANCHORS_MAX = 64
+"""Above this many anchor tokens :meth:`Scrubber.may_hold` tests by tokens (one pass)."""
+
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
@@ -75,6 +90,12 @@ _SPACE = re.compile(r"\s+")
 _JSON_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
                           r"|\\u[0-9a-fA-F]{4}")
 """A JSON ``\\u`` escape: a surrogate pair, or one code unit."""
+
+_JSON_CONTROL = re.compile(r"\\[nrtbf\"\\/]")
+"""A JSON escape of a control character, a quote, a slash or a backslash."""
+
+_CONTROL = dict(zip('nrtbf"\\/', '\n\r\t\b\f"\\/', strict=True))
+"""What each :data:`_JSON_CONTROL` escape spells."""
 
 
 def _unescape(m: re.Match[str]) -> str:
@@ -128,19 +149,33 @@ class _Source:
         return weight >= SHINGLE and sum(self.marked[at:end]) >= MARKED
 
 
+def is_distinctive(text: str) -> bool:
+    """Whether ``text`` is told from a stock message met whole in another conversation:
+    :data:`SENTENCE_TOKENS` tokens (a CJK character half one) or :data:`MARKED` marked
+    tokens (module docstring). "Thanks, that works!" is not; "Call Ilse at 555-0142" is."""
+    src = _Source(text)
+    return sum(src.weights) >= SENTENCE_TOKENS or sum(src.marked) >= MARKED
+
+
 class Scrubber:
     """Finds and replaces the copies of a redacted message's text in other strings.
 
     ``texts``: the message's text and content strings (also replaced verbatim);
     ``extra``: texts derived from it (the memory items removed with it). Each is
     looked for as runs of its shingles (module docstring); a string equal to one
-    (case and spacing aside) is replaced whole."""
+    (case and spacing aside) is replaced whole. With ``distinctive_only`` the
+    whole-string and verbatim rules keep only the texts that :func:`is_distinctive`
+    (rows of other conversations, where a stock message is another person's own)."""
 
-    def __init__(self, texts: list[str], extra: tuple[str, ...] | list[str] = ()) -> None:
+    def __init__(self, texts: list[str], extra: tuple[str, ...] | list[str] = (), *,
+                 distinctive_only: bool = False) -> None:
         given = [t for t in dict.fromkeys([*texts, *extra]) if t.strip()]
-        self.whole = {_norm(t) for t in given}
-        self.needles = sorted({t for t in texts if len(_norm(t)) >= _SHORT}, key=len,
-                              reverse=True)
+        self._empty = not given
+        whole = [t for t in given if is_distinctive(t)] if distinctive_only else given
+        self.whole = {_norm(t) for t in whole}
+        kept = set(whole)
+        self.needles = sorted({t for t in texts if len(_norm(t)) >= _SHORT and t in kept},
+                              key=len, reverse=True)
         self._sources = [s for s in (_Source(t) for t in given) if len(s.tokens) >= SHINGLE]
         self._shingles: dict[tuple[str, ...], list[tuple[int, int]]] = {}
         # A copy holds a whole shingle, so each of its tokens as a substring: one per
@@ -153,21 +188,30 @@ class Scrubber:
                 rarest = max(zip(src.marked[i:i + SHINGLE], src.tokens[i:i + SHINGLE],
                                  strict=True), key=lambda pair: (pair[0], len(pair[1])))
                 anchors.add(rarest[1])
+        self._short: dict[int, set[tuple[str, ...]]] = {}
         for t in self.whole:
-            first = _TOKEN.search(t)
-            anchors.add(first.group() if first else t)
+            # a string that is the text, or holds it verbatim, holds each of its
+            # tokens: the longest is the rarest in practice
+            words = tuple(m.group() for m in _TOKEN.finditer(t))
+            anchors.add(max(words, key=len) if words else t)
+            if len(words) < SHINGLE:  # no shingle finds it: its tokens (0: none)
+                self._short.setdefault(len(words), set()).add(words)
         self.anchors = sorted(anchors, key=len, reverse=True)
+        self._firsts = frozenset(shingle[0] for shingle in self._shingles)
 
     @property
     def is_empty(self) -> bool:
         """Nothing to look for (an empty text, or one redacted before)."""
-        return not self.whole
+        return self._empty
 
     def may_hold(self, text: str) -> bool:
         """Cheap pre-test: ``False`` guarantees :meth:`scrub` changes nothing in
         ``text`` or in any string of ``text`` as JSON (no anchor token in it, its
         ``\\uXXXX`` escapes read as the characters they spell: a client's JSON may
-        write every non-ASCII character so)."""
+        write every non-ASCII character so). With many texts (a purged thread's) the
+        test is by tokens instead: linear in ``text`` whatever their number."""
+        if len(self.anchors) > _ANCHORS_MAX:
+            return self._may_hold_tokens(text)
         low = text.lower()
         if any(a in low for a in self.anchors):
             return True
@@ -175,6 +219,23 @@ class Scrubber:
             return False
         low = _JSON_ESCAPE.sub(_unescape, text).lower()
         return any(a in low for a in self.anchors)
+
+    def _may_hold_tokens(self, text: str) -> bool:
+        """:meth:`may_hold` by tokens: a shingle of a text, or the tokens of a short
+        whole text, in order, among ``text``'s (JSON escapes read first)."""
+        if 0 in self._short and _norm(text) in self.whole:
+            return True
+        if "\\" in text:
+            text = _JSON_ESCAPE.sub(_unescape, text)
+            text = _JSON_CONTROL.sub(lambda m: _CONTROL[m.group()[1]], text)
+        if any(needle in text for needle in self.needles):
+            return True  # verbatim, whatever glues to either end of it
+        tokens = [m.group().lower() for m in _TOKEN.finditer(text)]
+        if any(tuple(tokens[i:i + SHINGLE]) in self._shingles
+               for i in range(len(tokens) - SHINGLE + 1)):
+            return True
+        return any(tuple(tokens[i:i + n]) in wanted for n, wanted in self._short.items()
+                   if n for i in range(len(tokens) - n + 1))
 
     def scrub(self, text: str) -> str:
         """``text`` with each copy of the redacted text replaced by the placeholder
@@ -203,10 +264,14 @@ class Scrubber:
         if len(found) < SHINGLE or not self._shingles:
             return []
         tokens = [m.group().lower() for m in found]
+        firsts = self._firsts
+        if not any(t in firsts for t in tokens):
+            return []
         spans: list[tuple[int, int]] = []
         i = 0
         while i <= len(tokens) - SHINGLE:
-            starts = self._shingles.get(tuple(tokens[i:i + SHINGLE]))
+            starts = (self._shingles.get(tuple(tokens[i:i + SHINGLE]))
+                      if tokens[i] in firsts else None)
             if not starts:
                 i += 1
                 continue

@@ -16,10 +16,11 @@ from typing import Any, TypeVar
 import orjson
 
 from memory_core.store.api import OUTBOX_KINDS, drop_purged_sources, orphan_successor
+from memory_core.store.purge_copies import find_copies
 from memory_core.store.redaction import redact_rows
 
 
-_Counts = TypeVar("_Counts", dict[str, int], dict[str, Any] | None)
+_Counts = TypeVar("_Counts", dict[str, Any], dict[str, Any] | None)
 
 
 def _clause(**filters: str | None) -> tuple[str, list[Any]]:
@@ -38,9 +39,10 @@ class SqlitePurge:
         self._c = conn
 
     def delete_scope(self, *, tenant: str | None, role: str | None, session: str | None,
-                     dry_run: bool, thread: int | None = None) -> dict[str, int]:
+                     dry_run: bool, thread: int | None = None,
+                     scrub_copies: bool = False) -> dict[str, Any]:
         return _atomic(self._c, "purge", dry_run,
-                       lambda: _delete(self._c, tenant, role, session, thread))
+                       lambda: _delete(self._c, tenant, role, session, thread, scrub_copies))
 
     def record(self, created_at: float, data: str) -> None:
         self._c.execute(
@@ -187,7 +189,7 @@ def _restore_orphans(conn: sqlite3.Connection, purged: str) -> int:
 
 
 def _delete(conn: sqlite3.Connection, tenant: str | None, role: str | None,
-            session: str | None, thread: int | None) -> dict[str, int]:
+            session: str | None, thread: int | None, scrub_copies: bool) -> dict[str, Any]:
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS purge_ids"
                  " (kind TEXT NOT NULL, id INTEGER NOT NULL, PRIMARY KEY (kind, id))")
     conn.execute("DELETE FROM temp.purge_ids")
@@ -228,8 +230,12 @@ def _delete(conn: sqlite3.Connection, tenant: str | None, role: str | None,
     if whole:
         mark("agent_memory", f"SELECT 'agent_memory', id FROM agent_memories WHERE {by_owner}",
              o_args)
+    optional = {str(r[0]) for r in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type='table' AND name IN"
+        " ('forwarded_requests', 'splices', 'response_threads')")}
+    copies, held = find_copies(conn, str, ids, tables=optional, scrub=scrub_copies)
 
-    counts: dict[str, int] = {}
+    counts: dict[str, Any] = {}
     outbox = 0
     for kind in OUTBOX_KINDS:
         outbox += conn.execute(
@@ -305,5 +311,9 @@ def _delete(conn: sqlite3.Connection, tenant: str | None, role: str | None,
     conn.execute(f"UPDATE threads SET parent_thread_id=NULL WHERE id IN {ids('thread')}")
     delete("threads", f"DELETE FROM threads WHERE id IN {ids('thread')}")
     counts["outbox_deletes"] = outbox
+    counts["copies_found"] = sum(len(v) for v in copies.values())
+    counts["copies_scrubbed"] = counts["copies_found"] if scrub_copies else 0
+    counts["copies"] = copies
+    counts["held_elsewhere"] = held
     conn.execute("DELETE FROM temp.purge_ids")
     return counts

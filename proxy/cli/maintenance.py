@@ -107,21 +107,28 @@ def _rebuild(settings: Any, path: Any) -> None:
 @click.option("--session", default=None, help="Every thread of this X-LCM-Session.")
 @click.option("--role", default=None, help="Everything of this role (persona).")
 @click.option("--tenant", default=None, help="Everything of this tenant id.")
+@click.option("--scrub-copies", is_flag=True,
+              help="Also replace the copies of its text that other threads hold (their"
+                   " replies, summaries, items, assembly logs, forwarded bodies).")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--dry-run", is_flag=True, help="Only show what would be removed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
 @config_option
 @data_dir_option
 def memory_purge(thread_id: int | None, session: str | None, role: str | None,
-                 tenant: str | None, yes: bool, dry_run: bool, as_json: bool,
-                 config: str | None, data_dir: str | None) -> None:
+                 tenant: str | None, scrub_copies: bool, yes: bool, dry_run: bool,
+                 as_json: bool, config: str | None, data_dir: str | None) -> None:
     """Irreversibly delete a thread, session, role or tenant (filters combine with AND).
 
     Removes the SQLite rows (messages, threads, events, memory items and their
     revisions, task state, summaries, assembly logs, embeddings; agent memories
     for a role or tenant) and queues index deletes so full-text and vector
     indexes drop them when the proxy's indexer next runs. An item also stated in
-    another thread stays, citing only its surviving statements.
+    another thread stays, citing only its surviving statements. Copies of its text
+    in other threads' rows (a reply that repeated it, a summary line, an assembly
+    log, a forwarded body) are listed; ``--scrub-copies`` replaces each copied span
+    by "[removed by operator]". Other users' messages stating it are listed, never
+    changed.
     """
     from memory_core.admin.purge import check_filters
 
@@ -132,31 +139,38 @@ def memory_purge(thread_id: int | None, session: str | None, role: str | None,
     engine = open_engine(config, data_dir)
     filters = {"tenant": tenant, "role": role, "session": session, "thread_id": thread_id}
     try:
-        preview = engine.purge(**filters, dry_run=True)
+        preview = engine.purge(**filters, dry_run=True, scrub_copies=scrub_copies)
+        copies, elsewhere = preview.pop("copies", {}), preview.pop("held_elsewhere", [])
         scope = ", ".join(f"{k.removesuffix('_id')}={v}" for k, v in filters.items() if v)
         if not any(v for k, v in preview.items() if k != "outbox_deletes"):
             click.echo(f"nothing stored for {scope}")
             return
         if dry_run:
             if as_json:
-                echo_json({"would_remove": preview})
+                echo_json({"would_remove": preview, "copies": copies,
+                           "held_elsewhere": elsewhere})
             else:
                 click.echo(f"would remove ({scope}):")
                 _print_counts(preview)
+                _print_copies(copies, scrub_copies)
+                _print_elsewhere(elsewhere, "purged")
             return
         click.echo(f"will remove ({scope}):", err=True)
         _print_counts(preview, err=True)
         if not yes:
             click.confirm("This cannot be undone. Purge?", abort=True, err=True)
-        removed = engine.purge(**filters)
+        removed = engine.purge(**filters, scrub_copies=scrub_copies)
+        copies, elsewhere = removed.pop("copies", {}), removed.pop("held_elsewhere", [])
     finally:
         engine.close()
     if as_json:
-        echo_json({"removed": removed})
+        echo_json({"removed": removed, "copies": copies, "held_elsewhere": elsewhere})
         return
     click.echo(f"purged {removed['messages']} messages, {removed['threads']} threads,"
                f" {removed['memory_items']} memory items; {removed['outbox_deletes']}"
                " index deletes queued")
+    _print_copies(copies, scrub_copies)
+    _print_elsewhere(elsewhere, "purged")
 
 
 @click.command("redact")
@@ -230,19 +244,29 @@ def _print_rows(rows: dict[str, list[Any]]) -> None:
             click.echo(f"  {name + ':':<24}{', '.join(str(i) for i in ids)}")
 
 
-def _print_elsewhere(elsewhere: list[dict[str, Any]]) -> None:
-    """Other messages stating the same text: named, not redacted (the operator's
-    call: each is a statement of its own)."""
+def _print_copies(copies: dict[str, list[Any]], scrubbed: bool) -> None:
+    """The rows of other threads holding a copy of the purged text, per table."""
+    if not copies:
+        return
+    click.echo("copies in other threads " + ("(scrubbed):" if scrubbed else
+                                             "(kept; --scrub-copies replaces them):"))
+    for name, ids in copies.items():
+        click.echo(f"  {name + ':':<24}{', '.join(str(i) for i in ids)}")
+
+
+def _print_elsewhere(elsewhere: list[dict[str, Any]], verb: str = "redacted") -> None:
+    """Other messages stating the same text: named, not redacted or purged (the
+    operator's call: each is a statement of its own)."""
     if not elsewhere:
         return
     click.echo(f"{len(elsewhere)} other message(s) state the same text and are not"
-               " redacted (redact each too if it must go):")
+               f" {verb} (redact each too if it must go):")
     for m in elsewhere:
         click.echo(f"  message {m['message_id']} (thread {m['thread_id']}, role"
                    f" {m['role']}, {m['msg_role']})")
 
 
-def _print_counts(counts: dict[str, int], *, err: bool = False) -> None:
+def _print_counts(counts: dict[str, Any], *, err: bool = False) -> None:
     for name, n in counts.items():
         if n:
             click.echo(f"  {name + ':':<24}{n}", err=err)

@@ -433,7 +433,10 @@ async def purge(request: web.Request) -> web.Response:
     search, export and inspect show it): that conversation and its forked branches.
     The ``tenant`` and ``role`` query parameters, when set, bound the purge to that
     tenant and role, as on every other route (a body value must then match).
-    ``"dry_run": true`` only counts.
+    ``"dry_run": true`` only counts. ``copies`` lists the rows of other threads
+    holding a copy of the purged text (``{table: [ids]}``) and ``held_elsewhere``
+    other users' messages stating it; ``"scrub_copies": true`` replaces each copied
+    span by the placeholder (statements are never changed).
     """
     require_admin(request)
     require_write(request)
@@ -461,12 +464,16 @@ async def purge(request: web.Request) -> web.Response:
     if body.get("confirm") is not True and not dry_run:
         raise BadRequestError('purge is irreversible: send {"confirm": true}',
                               code="confirmation_required", param="confirm")
+    scrub_copies = body.get("scrub_copies") is True
     counts = await _run(request, lambda: request.app[ENGINE].purge(
-        dry_run=dry_run, thread_id=thread, **filters))
+        dry_run=dry_run, thread_id=thread, scrub_copies=scrub_copies, **filters))
+    copies, elsewhere = counts.pop("copies", {}), counts.pop("held_elsewhere", [])
     shown: dict[str, str | int] = {k: v for k, v in filters.items() if v is not None}
     if thread is not None:
         shown["thread"] = thread
-    return _json({"filters": shown, "dry_run": dry_run, "removed": counts})
+    return _json({"filters": shown, "dry_run": dry_run, "removed": counts,
+                  "scrub_copies": scrub_copies, "copies": copies,
+                  "held_elsewhere": elsewhere})
 
 
 async def redact(request: web.Request) -> web.Response:
