@@ -184,14 +184,6 @@ EN_FROM_NOW_FIRST = "from going moving henceforth hereafter"
 
 
 # Unmarked updates: a statement that says the state changed, without "actually".
-EN_UPDATE_LEAD = Lead(en(
-    r"^(?:" + EN_FROM_NOW + "|" + alt("from today|as of today|starting today|as of now"
-                  "|from this week|starting this week|from tomorrow|starting tomorrow") + r")\b"
-    r"[\s,:;-]*|^new\s(?=[\w\s-]{1,40}:)"), "as starting new " + EN_FROM_NOW_FIRST)
-"""'From today the standup is at 10:00.', 'New phone number: …': the rest of the sentence
-replaces the old state."""
-EN_RULE_LEAD = en(r"^" + EN_FROM_NOW + r"\b")
-"""Update leads that also state a rule: kept in the clause, whose rules read them."""
 _EN_EFFECTIVE_DATE = (
     r"(?:today|tomorrow|this\s+(?:week|month|sprint)"
     r"|next\s+(?:week|month|sprint|release|monday|tuesday|wednesday|thursday|friday)"
@@ -204,6 +196,33 @@ _EN_ONSET = (
 ("starting October", "as of March 3", "from next year on"), read only after "as of",
 "effective", "starting" or "from … on", since "the photos from October" names a thing
 ("May" only capitalised: "starting may be hard")."""
+_EN_SINCE_DATE = (
+    r"(?:last\s+(?:week|month|year|sprint|quarter|monday|tuesday|wednesday|thursday|friday"
+    r"|saturday|sunday)|yesterday|(?:monday|tuesday|wednesday|thursday|friday|saturday"
+    r"|sunday)|(?:january|february|march|april|(?-i:May)|june|july|august|september"
+    r"|october|november|december))\b(?!['\u2019]s)")
+"""A past point a present state holds since ("Since last week I cycle to work")."""
+EN_UPDATE_LEAD = Lead(en(
+    r"^(?:" + EN_FROM_NOW + "|" + alt("from today|as of today|starting today|as of now"
+                  "|from this week|starting this week|from tomorrow|starting tomorrow") + r")\b"
+    r"[\s,:;-]*|^new\s(?=[\w\s-]{1,40}:)"
+    rf"|^(?:as\s+of|effective|starting|from)\s+{_EN_ONSET}"
+    r"(?:\s+on(?:wards?)?\b)?(?!\s*(?:-|to|through|thru|till|until|and|or)\b)[\s,:;-]*"
+    rf"|^since\s+{_EN_SINCE_DATE}(?!\s*(?:-|to|through|thru|till|until|and|or|is|was|are"
+    r"|were|has|had|will|would)\b)[\s,:;-]*"),
+    "as starting new effective since " + EN_FROM_NOW_FIRST)
+"""'From today the standup is at 10:00.', 'New phone number: …', 'As of Monday the sync is
+on Thursdays', 'Since last week I cycle to work': the rest of the sentence replaces the
+old state (a date that opens a span, "From Monday to Friday …", is no onset, nor a
+reason: "Since Monday is a holiday, …")."""
+EN_ONSET_PHRASE = en(
+    rf"\b(?:as\s+of|effective|starting|from)\s+{_EN_ONSET}(?:\s+on(?:wards?)?\b)?"
+    rf"|\bsince\s+{_EN_SINCE_DATE}")
+"""The date phrase of an onset ("as of Monday", "since last week", "from March on"): when
+the new value holds from, not what it is (``items.supersession`` reads a statement's
+terms without it)."""
+EN_RULE_LEAD = en(r"^" + EN_FROM_NOW + r"\b")
+"""Update leads that also state a rule: kept in the clause, whose rules read them."""
 _EN_CLAUSE_END = r"(?=\s*(?:[,;.!?)]|$))"
 """A date that ends its clause ("Staging lives in us-east-2 from today."): "from" or
 "starting" inside one names a thing ("the logs from today", "the sprint starting
@@ -238,6 +257,8 @@ EN_UPDATE = Cue(en(
     r"|\b(?:switched|moved|migrated|changed|swapped|renamed)\s+(?:our|my|the|their|his|her)\s+"
     r"(?P<what>[\w-]+(?:\s+[\w-]+){0,3}?)\s+(?:over\s+)?to\b"
     r"|\b(?:these\s+days|nowadays|currently|at\s+the\s+moment|at\s+present|any\s?more)\b"
+    r"|\b(?:settled|agreed|decided)\s+on\b|\bopted\s+for\b"
+    r"|\bended\s+up\s+(?:with|using|going\s+with)\b"
     rf"|\b(?:as\s+of|effective)\s+{_EN_ONSET}"
     r"|\b(?:as\s+of|effective(?:\s+with)?)\s+(?:release|version|v)\s*\d[\w.]*"
     rf"|(?:^|(?<=[,;:]\s))(?:from|starting)\s+{_EN_ONSET}"
@@ -248,7 +269,8 @@ EN_UPDATE = Cue(en(
     rf"\bstarting\s+{_EN_ONSET}{_EN_CLAUSE_END}"
     r"|\bgoing\s+forward\b|\bfrom\s+here\s+on(?:\s+out)?\b|\bhenceforth\b"
     r"|\b(?:(?:got|was|were|has\s+been|have\s+been|been|just)\s+)?(?:cut|raised|lowered"
-    rf"|bumped|extended|shortened|shifted|rescheduled)\s+(?:back\s+)?to\b{_EN_NEW_VALUE}"
+    r"|bumped|extended|shortened|shifted|rescheduled|slipped|slid)"
+    rf"\s+(?:back\s+)?to\b{_EN_NEW_VALUE}"
     r"|(?:\b(?:raised|lowered|bumped|extended|shortened|shifted|rescheduled|dropped|reduced"
     r"|increased|upped|moved|changed|pushed|pulled)"
     r"|\b(?:we|i|they|he|she|someone|somebody)\s+(?:(?:just|finally|already)\s+)?(?:cut|set))"
@@ -266,15 +288,18 @@ EN_UPDATE = Cue(en(
           "postponed delayed brought went gone rose risen fell fallen decreased climbed grew "
           "grown shrank shrunk "
           "longer anymore stopped quit gave given any days nowadays currently moment present from "
+          "settled agreed decided opted ended "
           "as starting "
           "effective going here henceforth cut raised lowered bumped pushed pulled extended "
-          "shortened shifted rescheduled dropped reduced increased upped set")
+          "shortened shifted rescheduled slipped slid dropped reduced increased upped set")
 """'We deploy with Argo CD now', 'we switched to Argo CD', 'we no longer use Jenkins' (but
 not 'for now', 'right now', 'now that'); an activity that ended, said as stopped, quit or
 gave up before a verb in -ing ('I stopped drinking coffee', 'we quit using Redis': the
 same as 'no longer'; 'I quit my job' names no activity and is left alone); 'we moved our
 flour order to …', 'we renamed the repo to …' (what moved or was renamed is the ``what``
-group); and a statement that marks its value as the present one ('Home is Ronda these
+group); a value chosen ('we settled on 250 requests per minute', agreed on, decided
+on, opted for, ended up with): the choice replaces what was said before; and a
+statement that marks its value as the present one ('Home is Ronda these
 days', nowadays, currently, at the moment, at present, anymore); a date
 the value takes effect from, opening or ending the clause ('… from today', 'starting
 next week', 'going forward', 'from here on'), or a release ('As of release 3.2, …',
@@ -285,8 +310,8 @@ retro got moved to Thursday', 'was postponed to May': the auxiliary is part of t
 so it is no part of the subject; 'the dentist moved me to the 11th': whoever holds the
 slot moved the speaker's); a month or a year the value takes effect from ('rent is
 1,520 starting October', 'as of March 3', 'from next year on': :data:`_EN_ONSET`); a
-value that rose or fell by itself to a new one ('my
-rent went up to 1300 EUR', 'rose / fell / dropped / increased to'), unless the clause
+value that rose or fell by itself to a new one, or a date that slipped ('the launch
+slipped to July'; 'my rent went up to 1300 EUR', 'rose / fell / dropped / increased to'), unless the clause
 makes it a passing reading (:data:`EN_PASSING`, checked by the caller: "CPU went up to
 95% during the test"): it revises the value of its subject, while ``items.readings.reports_number``
 still reads it as a report, never a number the user set. The match's start cuts the
@@ -525,6 +550,7 @@ deploy" reports a number that moved by itself)."""
 EN_REPLACE_BLOCK = en(
     r"\b(?:not|never|will|would|can|could|should|might|may|must|shall|plan|plans|planned|planning"
     r"|going|want|wants|wanted|need|needs|hope|hoping|try|trying|consider|considering"
+    r"|considered|contemplated|contemplating|discussed|discussing|debated|debating"
     r"|thinking|think|about|if|unless|whether|once|when|before|until|suppose|assuming|case"
     r"|let's|let|lets|propose|suggest|maybe|perhaps|probably|almost|nearly|tried"
     r"|nobody|no\s+one)\b|n't\b|'ll\b|'d\b")

@@ -308,7 +308,8 @@ _UPDATE_VERBS = frozenset(("switched", "switching", "moved", "migrated", "change
                            "dropped", "reduced", "increased", "upped", "set",
                            "stopped", "quit", "gave", "given", "gets", "had", "postponed",
                            "went", "gone", "rose", "risen", "fell", "fallen", "decreased",
-                           "climbed", "grew", "grown", "shrank", "shrunk",
+                           "climbed", "grew", "grown", "shrank", "shrunk", "slipped", "slid",
+                           "settled", "agreed", "decided", "opted", "ended",
                            "we", "i", "they", "he", "she", "someone", "somebody"))
 """``lexicon.EN_UPDATE`` cues that are verbs, or open on the doer of one ("we set it to
 5"): negated, planned or a condition ("When I set it to 5 minutes, the job times

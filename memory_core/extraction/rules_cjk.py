@@ -137,6 +137,10 @@ _JA_VALUE_IS = re.compile(
     r"(?P<n>[^、。はがをにでと\d\ue000]{1,12})(?:です|だ|でした|だった)[。!！]?$")
 """"7月15日が納期です": a value, then the noun it is (the subject, as in 納期は7月15日です).
 A name with a version ("Python 3.12が必要です") is no value: it stays the subject."""
+_JA_ROUTINE = re.compile(r"^(?:毎朝|毎日|毎晩|毎週|毎月|平日は|週末は|普段は?|いつも)[、,]?\s*")
+"""A routine's lead ("毎朝コーヒーを飲んでいます"): with Japanese dropping 私は, a habit of
+the speaker's own, keyed by its object (:data:`_JA_DIRECT_OBJECT`); "もうコーヒーは飲んで
+いません" then revises it."""
 _JA_DEMONSTRATIVE = re.compile(r"^(?:これ|それ|あれ|ここ|そこ|今日|明日|今)$")
 _JA_WEAK_RULE = re.compile(r"でお願いします|にしてください|しないで$")
 _JA_PLAIN_ORDER = re.compile(r"(?:て|で)(?:ね|よ|な)?[。!！]?$|こと[。!！]?$")
@@ -519,6 +523,10 @@ def classify_ja(c: Clause) -> Verdict | None:
     subject = cjk_key(named.group("n"), "ja") if named else _ja_topic(core)
     if subject is None and c.quantities:
         subject = _ja_object(core)
+    routine = _JA_ROUTINE.match(core) if subject is None else None
+    obj = _JA_DIRECT_OBJECT.search(core, routine.end()) if routine else None
+    if obj is not None and cjk_key(obj.group("o"), "ja"):
+        return Verdict("fact", cjk_key(obj.group("o"), "ja"))  # 毎朝コーヒーを飲んでいます
     if subject is None and not c.quantities:
         if (fp or (timed and timed["when"]) or _JA_LIVES.search(core)) and len(core) >= 4:
             # "福岡に住んでいます" without 私は: where the speaker lives (Japanese drops it)

@@ -21,6 +21,7 @@ from memory_core.extraction.lexicon import (
     EN_COUPLE,
     EN_DIETS,
     EN_EVALUATIVE,
+    EN_ONSET_PHRASE,
     EN_PARTING,
     HOME,
 )
@@ -376,7 +377,9 @@ def condition_is_value(ex: Any, row: Any) -> bool:
     ("… at 16:00") or the subject is inflected ("Deploys" / "deploy")."""
     if not (getattr(ex, "correction", False) and ex.condition and row["condition"]):
         return False
-    new_rest = terms(ex.text) - terms(ex.subject) - terms(ex.condition)
+    # "As of Monday the sync is on Thursdays": the onset says when, not what
+    new_rest = terms(EN_ONSET_PHRASE.sub(" ", ex.text or "")) - terms(ex.subject) \
+        - terms(ex.condition)
     old_rest = terms(row["text"]) - terms(row["subject"]) - terms(row["condition"])
     return new_rest == old_rest and terms(ex.condition) != terms(row["condition"])
 
@@ -451,6 +454,19 @@ def _complemented(a: str, b: str, text_a: str, text_b: str) -> bool:
                      long_text, re.I) is None
 
 
+def moved_elsewhere(text: str, other_text: str, other_subject: str | None) -> bool:
+    """Whether ``text`` says a thing moved to a place, naming no time or date
+    (:data:`_MOVED_THING`: "The standup moved to the small meeting room"), and
+    ``other_text`` (keyed ``other_subject``) states only a time or a date of it
+    (:data:`_WHEN`: "The standup is at 9:30"): another attribute of the thing, which
+    the move does not revise. One that states a place too ("The offsite is booked in
+    Porto for June") is revised."""
+    if _MOVED_THING.search(text) is None or _WHEN.search(text) is not None \
+            or _WHEN.search(other_text) is None:
+        return False
+    return not terms(_WHEN.sub(" ", other_text)) - terms(other_subject)
+
+
 _MOVED_HOLDER = re.compile(r"\b(?:moved|rescheduled|pushed|pulled|shifted|bumped)\s+(?:me|us)"
                            r"\s+(?:back\s+|forward\s+)?to\b", re.I)
 """Whoever moved the speaker to a new slot ("The dentist moved me to the 11th", "The
@@ -461,6 +477,17 @@ _SLOT = re.compile(r"\d|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(?:toda
                    r"|tonight|noon|midnight|morning|afternoon|evening|next\s+(?:week|month))\b",
                    re.I)
 """A time or a date in a statement: what a :data:`_MOVED_HOLDER` correction revises."""
+_WHEN = re.compile(r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s*(?:am|pm)\b|\b\d{1,2}(?:st|nd|rd|th)\b"
+                   r"|\bat\s+\d{1,2}\b|\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b"
+                   r"|\b(?:today|tomorrow|tonight|noon|midnight|morning|afternoon|evening)\b"
+                   r"|\b(?:next|last)\s+(?:week|month)\b|\b(?:january|february|march|april"
+                   r"|june|july|august|september|october|november|december)\b", re.I)
+"""A time or a date, stricter than :data:`_SLOT` ("room 2" names a place)."""
+_MOVED_THING = re.compile(r"\b(?:moved|moving|relocated|shifted)\s+(?:back\s+|over\s+|up\s+"
+                          r"|down\s+)?(?:to|into)\b", re.I)
+"""A thing moved ("The standup moved to the small meeting room"): named without a time
+or a date (:data:`_WHEN`), it moved in space, so an item stating its time or date
+("The standup is at 9:30") is another attribute, not what it revises."""
 _BOUND_HEADS = frozenset({
     "target", "targets", "goal", "goals", "objective", "limit", "limits", "cap", "ceiling",
     "floor", "threshold", "thresholds", "budget", "quota", "max", "maximum", "min",
@@ -757,6 +784,11 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
     news, not the manager); a stored item with any impression in it ("I won the
     tournament - so exciting!") stays one.
 
+    A correction keyed by a pronoun ("It's a MacBook Air now, the Dell died") replaces
+    the newest item of the speaker's that holds a name given beside the pronoun's
+    clause (:func:`_named_beside`). A thing moved to a place replaces no item stating
+    only its time or date (:func:`moved_elsewhere`).
+
     A correction keyed by a diet (:data:`~memory_core.extraction.lexicon.EN_DIETS`)
     replaces the speaker's newest item keyed by one, whichever diet it named.
 
@@ -784,6 +816,9 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
         return next((row for row in items.correction_candidates(
             scope.tenant, scope.role, kinds, speaker, None, None, CORRECTION_SCAN)
             if row["subject"] in EN_DIETS and correction_conditions_agree(ex, row)), None)
+    beside = _named_beside(items, scope, ex, kinds, speaker)
+    if beside is not None:
+        return beside  # "It's a MacBook Air now, the Dell died": the Dell was the laptop
     shaped = shapes.pronoun_value(ex.text or "") if not ex.subject else None
     if shaped is not None:
         held, by_shape = _same_shape(items, scope, ex, kinds, speaker, *shaped)
@@ -805,7 +840,7 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
     if values_only and ex.value is None:
         return None
     named = {n for n in _NUMBER.findall(ex.text or "") if n != (ex.value_text or "")}
-    new_terms = terms(_CUE_ONLY.sub(" ", without_apology(ex.text or "")))
+    new_terms = terms(EN_ONSET_PHRASE.sub(" ", _CUE_ONLY.sub(" ", without_apology(ex.text or ""))))
     new_unit = unit_class(ex.unit)
     best: tuple[int, float, float, int] | None = None
     found: dict[str, Any] | None = None
@@ -870,6 +905,8 @@ def correction_target(items: ItemReads, scope: Scope, ex: Any,
             continue
         if moved_holder and not _SLOT.search(row["text"] or ""):
             continue  # "The dentist moved me to the 11th" moves a slot, not "My dentist is Lee"
+        if moved_elsewhere(ex.text or "", row["text"] or "", row["subject"]):
+            continue  # "The standup moved to room 4B" leaves "The standup is at 9:30"
         if switch and siblings(subject, row_subject, ex.text or "", row["text"] or "") \
                 and correction_conditions_agree(ex, row):
             # "I switched to the search team" after "I'm on the payments team": the
@@ -982,6 +1019,43 @@ def headed_by(subject: str | None, head: str | None) -> bool:
     if _CJK.search(head):
         return subject.endswith(head)
     return subject.endswith(" " + head)
+
+
+_PRONOUN_KEY = re.compile(r"^(?:it|that|this|they|those)(?:['\u2019](?:s|re)|\s+(?:is|are|was"
+                          r"|were))?(?:\s|$)")
+"""A subject key that is a pronoun and its verb ("it's macbook air"): it names no
+attribute, so only the rest of the message can say which item it revises."""
+_ASIDE = re.compile(r"[,;:\u2014\u2013]|\s-\s|\b(?:since|because|after|as)\s", re.I)
+_NAME = re.compile(r"\b[A-Z][\w-]*[A-Za-z][\w-]*")
+
+
+def _named_beside(items: ItemReads, scope: Scope, ex: Any, kinds: tuple[str, ...],
+                  speaker: str) -> Any:
+    """The item a correction keyed by a pronoun ("It's a MacBook Air now, the Dell
+    died") revises: the newest of the speaker's own (no other owner said) that holds a
+    name the message gives *beside* the pronoun's clause (after a comma, a dash,
+    "since", "because"…: what became of the old one), under an agreeing condition;
+    None when the key is no pronoun, no name stands beside it, or no item holds one.
+    A name in the pronoun's own clause is the new value ("It's Fastmail now"), never
+    what it replaces."""
+    if not _PRONOUN_KEY.match(ex.subject or ""):
+        return None
+    text = ex.text or ""
+    cut = _ASIDE.search(text)
+    if cut is None:
+        return None
+    names = set(_NAME.findall(text[cut.end():])) - set(_NAME.findall(text[:cut.start()]))
+    if not names:
+        return None
+    said = [re.compile(rf"(?<![\w-]){re.escape(n)}(?![\w-])") for n in sorted(names)]
+    for row in items.correction_candidates(scope.tenant, scope.role, kinds, speaker, None,
+                                           None, CORRECTION_SCAN):
+        row_text = row["text"] or ""
+        if owner(row_text) not in (None, ("self", "")):
+            continue
+        if any(p.search(row_text) for p in said) and correction_conditions_agree(ex, row):
+            return row
+    return None
 
 
 def _same_shape(items: ItemReads, scope: Scope, ex: Any, kinds: tuple[str, ...],

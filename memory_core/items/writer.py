@@ -94,6 +94,7 @@ from memory_core.items.supersession import (
     headed_by,
     impression,
     more_specific,
+    moved_elsewhere,
     other_attribute,
     other_holders,
     other_instance,
@@ -1294,6 +1295,7 @@ def _revised_by(new: Row, old: Row) -> bool:
             and not _rule_beside(new, old)
             and not _other_component(nt, ot)
             and not ends_another(nt, ot)
+            and not moved_elsewhere(nt, ot, old["subject"])
             and not (new["value_text"] is None and impression(nt, new["subject"], new["kind"])
                      != impression(ot, old["subject"], old["kind"], asides=True))
             and correction_conditions_agree(_Said(new["condition"], new["text"] or ""), old))
