@@ -34,6 +34,12 @@ from tests.replay_helpers import put, rows
     ("Nobody in my family eats pork.", True),
     ("Neither of us is vegetarian.", True),
     ("Neither my wife nor I have a car.", True),
+    ("No one in my family eats pork.", True),
+    ("No one on our team uses Windows.", True),
+    ("No-one in our house owns a car.", True),
+    ("Neither our son nor I are vegetarian.", True),
+    ("Neither my wife nor we are vegetarian.", True),
+    ("Neither we nor our neighbours have a car.", True),
     # Chinese and Japanese
     ("我们没有车。", True),
     ("我和我妻子没有车。", True),

@@ -7,6 +7,8 @@ guard."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from memory_core.engine import Engine
@@ -186,6 +188,25 @@ def test_a_decision_that_names_the_choice_stays(text: str) -> None:
     assert [i.kind for i in extract(text)] == ["decision"]
 
 
+@pytest.mark.parametrize("text, chosen", [
+    ("The decision was tough, we'll go with Postgres.", "postgres"),
+    ("The plan was simple, we use Rust.", "rust"),
+    ("The decision was good for the team; let's use Rust.", "rust"),
+])
+def test_a_judged_decision_followed_by_the_choice_keeps_the_choice(text: str,
+                                                                    chosen: str) -> None:
+    # the judgement's clause runs on past a comma to the choice: it is no judgement alone
+    got = extract(text)
+    assert [i.kind for i in got] == ["decision"] and chosen in (got[0].subject or ""), got
+
+
+@pytest.mark.parametrize("text", [
+    "The decision was hard, I'm glad it's over.", "The decision was tough for everyone.",
+])
+def test_a_judged_decision_with_no_choice_after_it_stays_no_choice(text: str) -> None:
+    assert [i.kind for i in extract(text) if i.kind == "decision"] == []
+
+
 @pytest.mark.parametrize("text, slots", [
     ("我有一点累。", set()), ("我一点都不喜欢咖啡。", set()), ("慢一点说。", set()),
     ("会议在下午一点。", {"下午一点"}), ("一点半开会。", {"一点半"}), ("两点开会。", {"两点"}),
@@ -194,6 +215,14 @@ def test_a_decision_that_names_the_choice_stays(text: str) -> None:
 def test_a_little_is_no_clock_time(text: str, slots: set[str]) -> None:
     from memory_core.items.writer import _slots
     assert _slots(text) == slots
+
+
+@pytest.mark.parametrize("text", ["1" * 100_000, "一" * 100_000, "我的号码是" + "7" * 100_000])
+def test_a_long_run_of_digits_is_read_for_clock_times_in_linear_time(text: str) -> None:
+    from memory_core.items.writer import _SLOT
+    started = time.process_time()  # CPU seconds: 0.1 here, minutes when quadratic
+    assert list(_SLOT.finditer(text)) == []
+    assert time.process_time() - started < 3.0
 
 
 # -- 230: a plan dated day-first ("on 10 September") stores nothing ----------------------------
@@ -256,6 +285,14 @@ def test_a_claim_after_a_share_of_certainty_is_still_read() -> None:
 def test_how_far_or_late_right_now_stays_in_its_conversation(text: str) -> None:
     got = extract(text)
     assert got and all(i.local and i.subject != "age" for i in got), got
+
+
+@pytest.mark.parametrize("text", [
+    "I'm 9 hours ahead of you.", "I'm 6 hours behind UTC.", "We're 8 hours ahead of London.",
+])
+def test_a_time_zones_difference_is_no_moment(text: str) -> None:
+    got = extract(text)
+    assert got and not any(i.local for i in got), got
 
 
 async def test_an_arrival_time_reaches_no_other_block(

@@ -24,6 +24,9 @@ from memory_core.extraction import extract
     ("Relevant memories:\n- I live in Berlin.\n- I prefer tabs.",
      ["I live in Berlin.", "I prefer tabs."]),
     ("My notes:\n- The user lives in Berlin.", ["The user lives in Berlin."]),
+    # "Context" alone heads a developer's own notes, "user" in them a word of the domain
+    ("Context:\n- We keep the user table in Postgres.\n- The user service is written in Go.",
+     ["We keep the user table in Postgres.", "The user service is written in Go."]),
 ])
 def test_a_recall_under_a_plain_heading_is_not_the_users(text: str, kept: list[str]) -> None:
     assert [i.text for i in extract(text)] == kept

@@ -32,8 +32,8 @@ class Denial:
     ending: bool
 
 
-_EN_LEAD = (r"(?>(?:(?:actually|no|oh|well|sorry|honestly|wait|um|uh|so|and|but|to\s+be"
-            r"\s+(?:clear|honest)|for\s+the\s+record|correction)\W+)*)")
+_EN_LEAD = (r"(?>(?:(?:actually|no(?!\s*-?\s*one\b)|oh|well|sorry|honestly|wait|um|uh|so|and"
+            r"|but|to\s+be\s+(?:clear|honest)|for\s+the\s+record|correction)\W+)*)")
 _EN_ADVERB = r"(?:(?:actually|really|honestly|even|ever|currently|still|truly)\s+)*"
 _EN_SPEAKER = (r"(?:i|we(?:\s+(?:both|all|two))?|(?:both|all|each)\s+of\s+us"
                r"|the\s+(?:two|three|four|five)\s+of\s+us"
@@ -45,9 +45,12 @@ _EN_SPEAKER = (r"(?:i|we(?:\s+(?:both|all|two))?|(?:both|all|each)\s+of\s+us"
 _EN_NONE_OF_US = (r"(?:(?:neither|none)\s+of\s+us"
                   r"|(?:nobody|no\s*-?\s*one)\s+(?:in|at|on|from|of)\s+(?:my|our)\s+[a-z]+"
                   r"(?:\s+[a-z]+)??"
-                  r"|neither\s+(?:my\s+)?[a-z]+\s+nor\s+i|neither\s+i\s+nor\s+(?:my\s+)?[a-z]+)")
+                  r"|neither\s+(?:(?:my|our)\s+)?[a-z]+\s+nor\s+(?:i|we)"
+                  r"|neither\s+(?:i|we)\s+nor\s+(?:(?:my|our)\s+)?[a-z]+)")
 """A subject that denies of every one of a group the speaker is in: "neither of us",
-"none of us", "nobody in my family", "no one on our team", "neither my wife nor I"."""
+"none of us", "nobody in my family", "no one on our team", "neither my wife nor I",
+"neither we nor our neighbours". The lead (:data:`_EN_LEAD`) leaves the "no" of "no
+one" to it."""
 EN_DENIAL: Final = re.compile(
     rf"{_EN_LEAD}{_EN_SPEAKER}(?P<aux>'m|\s+am|'re|\s+are|'ve|\s+have|\s+was|\s+were"
     rf"|\s+do|\s+did)?(?:\s+{_EN_ADVERB}|(?=n't))"

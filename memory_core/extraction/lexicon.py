@@ -802,11 +802,12 @@ EN_MOMENT = re.compile(
     r"|running|already|around|roughly)\s){0,2}"
     r"(?:\d+|a\sfew|a\scouple(?:\sof)?|an?|one|two|three|four|five|ten|fifteen|twenty"
     r"|thirty)\s*(?:min(?:ute)?s?|hours?|hrs?|h|blocks?|stops?|km|kilomet(?:er|re)s?|miles?"
-    r"|mi)\s+(?:away|late|early|out|behind|ahead|off|from\s+(?:home|here|there|you|the\s+\w+))"
-    r"\b", re.I)
+    r"|mi)\s+(?:away|late|early|out|off|from\s+(?:home|here|there|you|the\s+\w+)"
+    r"|(?:behind|ahead)(?!\s+(?:of\s+)?(?:you|utc|gmt|(?-i:[A-Z]))))\b", re.I)
 """Where the speaker is or how late they run at this moment ("I'm 22 minutes away",
 "I'm running 10 minutes late"): a state of the conversation's moment, kept in its
-own conversation (``local``), never a standing fact."""
+own conversation (``local``), never a standing fact. A time zone's difference ("I'm 9
+hours ahead of you", "… behind UTC") lasts, and is no such moment."""
 EN_DIETS = frozenset(("vegetarian", "vegan", "pescatarian", "pescetarian"))
 """The diets :data:`EN_DIET` reads that exclude one another (an allergy, an intolerance
 or "gluten-free" goes beside any of them): each keys itself, and a correction keyed by
@@ -1014,10 +1015,15 @@ _JUDGED = (r"hard|tough|easy|difficult|painful|tricky|simple|obvious|agonizing|a
            r"|a\s(?:tough|hard|difficult|good|bad|big)\sone")
 _JUDGED = (r"(?:(?:not|really|so|very|quite|pretty|extremely|incredibly|super|a\sbit|a\slittle"
            r"|kind\sof|kinda|actually|honestly|never|always)\s)*(?:" + _JUDGED
-           + r")\b(?!\s*[:\u2014-])")
+           + r")\b(?!\s*[:\u2014-])"
+           r"(?![^,;:.!?\n]*[,;]\s*(?:(?:so|and|then)\s+)?(?:let's|let\s+us|(?:we|i)(?:'ll|\s+will"
+           r"|(?:'re|\s+are|'m|\s+am)\s+going\s+with|\s+(?:use|go|pick|picked|chose|choose"
+           r"|went|stick|stuck|stay|keep|switch|switched|move|moved|migrate|decided)\b)))")
 """How a decision or plan felt or fared ("The decision was hard.", "Our plan was
 risky."): a judgement of it, no choice (:data:`EN_DECISION`), unless a colon brings
-the choice after it ("The plan is simple: we migrate on Friday.")."""
+the choice after it ("The plan is simple: we migrate on Friday.") or the clause runs
+on past a comma to the speaker's choice ("The decision was tough, we'll go with
+Postgres.")."""
 EN_DECISION_JUDGED = re.compile(
     r"^(?:the|our|my|this|that)\s(?:final\s)?(?:plan|decision|verdict|choice)\s(?:is|was)\s"
     + _JUDGED, re.I)

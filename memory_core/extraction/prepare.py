@@ -586,16 +586,17 @@ _RECALL_HEADING = re.compile(
     r"^[ \t]{0,3}(?:#{1,6}[ \t]+)?(?:\*\*|__)?(?P<name>[A-Za-z][A-Za-z '_-]{0,48}?)"
     r"(?:\*\*|__)?[ \t]*[:：]?[ \t]*(?:\*\*|__)?[ \t]*\r?\n", re.M)
 _RECALL_WORDS = frozenset({"memories", "memory", "recalled", "retrieved", "recall",
-                           "remembered", "context"})
+                           "remembered"})
 """Words of a plain heading that names what another memory layer recalled ("Relevant
-memories:", "Memory context:", "## Retrieved context")."""
+memories:", "Memory context:", "## Retrieved context"). "Context" alone is no such
+word: "## Context" heads a developer's own notes ("- The user table is in Postgres")."""
 _BULLET = re.compile(r"[ \t]*(?:[-*•·]|\d{1,2}[.)])[ \t]+(?P<body>[^\n]*)(?:\n|$)")
 _ABOUT_USER = re.compile(r"\b(?:the\s+)?user(?:'s|s')?\b", re.I)
 
 
 def recall_spans(text: str) -> list[tuple[int, int]]:
     """Another memory layer's recall pasted under a plain heading, with no tag: a line
-    whose few words name recalled memory or context (:data:`_RECALL_WORDS`) and the
+    whose few words name recalled memory (:data:`_RECALL_WORDS`) and the
     bullet lines right under it, each of which speaks of "the user" in the third person
     ("Relevant memories:\n- The user lives in Berlin."). The heading and its bullets are
     one span, as a ``<memories>`` block is (:data:`_CLIENT_WORDS`). A heading of other

@@ -224,12 +224,15 @@ AWAY = re.compile(
     r"(?:min|mins|minutes?|h|hrs?|hours?)\b|brb\b|afk\b"
     r"|(?:going|heading|off|gotta\s+go)\s+(?:back\s+)?to\s+(?:bed|sleep|lunch|dinner|the\s+gym)"
     r"(?=\s*(?:$|[,.;:!?)]|now\b))"
-    r"|(?:lunch|dinner|coffee)\s+(?:now|break)\b|(?:signing|logging)\s+off\b"
+    r"|(?:(?:lunch|dinner|coffee)\s+(?:now|break)|(?:signing|logging)\s+off)"
+    r"(?=\s*(?:$|[,.;:!?)\u2014-]|now\b|for\s+(?:now|today|tonight|the\s+(?:day|night))\b))"
     r"|calling\s+it\s+a\s+(?:day|night)\b)"
     r"|(?:今日|本日)は(?:もう)?ここまで|今天(?:就)?(?:先)?(?:到这|到此|先这样)|我?先下(?:线)?了"
     r"|(?:先)?去(?:睡|吃饭|睡觉)了", re.I)
 """The speaker stepping away, coming back or stopping for the day (module doc, "away
-note")."""
+note"). A break or a sign-off is one only where the note ends on it ("lunch now, back
+in 40", "signing off for today"): "Our lunch break is 30 minutes" and "We have lunch
+now at noon" give it a value of its own."""
 
 
 def away_note(row: Any) -> bool:

@@ -262,18 +262,20 @@ MOVEMENT = re.compile(
     r"^\W*(?:(?:so|and|but|now|then|ok|okay)\W+)?(?:[\w-]+\s+){1,3}?(?:(?:is|are|'s|'re)\s+)?"
     r"(?:(?:down|back)\s+(?:to|under|below|over|above|at)|up\s+(?:over|above|at))\s+"
     r"(?:about\s+|around\s+|~\s*)?\d"
-    r"|\b(?:up|down)\s+(?:by\s+)?\d[\d.,]*\s*(?:%|points?|pts|percent|percentage\s+points)"
+    r"|\b(?:up|down)\s+(?:by\s+)?\d[\d.,]{0,15}\s*(?:%|points?|pts|percent|percentage\s+points)"
     r"(?=\s*(?:$|[.,;:!?)]|\s+(?:from|on|over|since|vs)\b))"
-    r"|\b\d[\d,]*\s*/\s*\d[\d,]*\s+(?:[a-z-]+\s+)?(?:in\s+use|used|busy|active|ready|healthy|running|up"
-    r"|done|complete)\b"
-    r"|(?:^|[,;:]\s*)\d[\d,]*\s+(?:waiting|queued|pending|in\s+flight|in\s+progress"
+    r"|\b\d[\d,]{0,15}\s*/\s*\d[\d,]{0,15}\s+(?:[a-z-]+\s+)?(?:in\s+use|used|busy|active|ready"
+    r"|healthy|running|up|done|complete)\b"
+    r"|(?:^|[,;:]\s*)\d[\d,]{0,15}\s+(?:waiting|queued|pending|in\s+flight|in\s+progress"
     r"|outstanding|backlogged|stuck|retrying)(?=\s*(?:$|[.,;:!?)]))", re.I)
 """A measure told by where it moved or how full it is, with no verb of setting: a
 verbless "<measure> down to N" or "<measure> is back under N" ("Error rate down to 6%",
 "5xx back under 1%"; "up to N" is a bound, not a move), a move by so many points or percent ("we're up 5 points"), a
 count against its capacity ("200/200 in use", "1/2 pods ready"), a count of what
 waits ("340 waiting", "12 queued"): a reading of the moment. An order with the same
-words ("Cut it down to 5 bullets") is a constraint, never a fact read here."""
+words ("Cut it down to 5 bullets") is a constraint, never a fact read here. A figure
+is at most 16 characters ("1,000,000,000"), so a pasted row of figures is read in
+linear time."""
 
 
 SCALE = re.compile(r"\b\d+(?:\.\d+)?\s+out\s+of\s+(?:5|10|100)\b", re.I)

@@ -126,7 +126,7 @@ STANDING_RULE = re.compile(
     r"|この(?:リポジトリ|レポ|プロジェクト|コードベース|チーム|会社)(?:では|において(?:は)?|内では)"
     r"|今後|常に|いつも|毎回|必ず|ずっと|これから|今日から|以降は|以後|次回から|次からは|原則|絶対"
     r"|(?:すべて|全て|全部)の(?:会話|回答|返答|チャット)|どの(?:会話|回答|チャット)でも"
-    r"|\b(?:and|or|plus)\s+(?:any|all|every)\s+(?:future|later|new|other)\s+(?:ones?\b|[\w-]+s\b)"
+    r"|\b(?:and|or|plus)\s+(?:any|all|every)\s+(?:future|later|new)\s+(?:ones?\b|[\w-]+s\b)"
     r"|\bthroughout\s+(?:the|this|our)\s+(?:whole\s+|entire\s+)?(?:migration|project|refactor"
     r"|rewrite|port|codebase|repo|release|sprint|engagement)\b", re.I)
 """Words by which a rule says it stands (see module doc): a word of time ("always",
@@ -146,7 +146,8 @@ user ("Don't recommend keto diets to me"); or a lead that names what
 follows a rule or a policy ("Here is my rule: …", "Rule for you: …", "House rule at
 my table: …", "Retention policy: …", 我的规则：, 私のルール：); or a scope that reaches
 past the case at hand ("for this ticket and any future ones", "throughout the
-migration": the work that spans many conversations)."""
+migration": the work that spans many conversations; "and any other bugs you find"
+widens the task at hand, no more)."""
 
 
 def is_standing_rule(text: str | None) -> bool:
@@ -295,7 +296,7 @@ POINTER = re.compile(
     r"|save|skip)\s+(?:that|this|it)(?:\s+(?:in\s+mind|for\s+later|too|as\s+well|again))?"
     r"|(?:i|we)(?:'ll|\s+will|\s+can)\s+(?:\w+\s+){0,1}?[a-z]+(?:\s+(?:at|with|on|into|to))?"
     r"\s+(?:that|this|it|them)(?:\s+(?:myself|ourselves|later|then|now|first))?"
-    r"|not\s+(?:[\w.#:/-]+\s*){1,3}"
+    r"|not\s+[\w.#:/-]+(?:\s+[\w.#:/-]+){0,2}"
     r"|(?:this|that|it)(?:'s|\s+is|\s+applies|\s+goes|\s+holds)\s+(?:for|to)\s+(?:all|every"
     r"|each|any)\s+(?:(?:of\s+)?(?:the|our|my)\s+)?[\w-]+(?:\s+[\w-]+)?)"
     r"(?:\s*[,;]?\s*(?:whenever|when|if|every\s+time|each\s+time|from\s+now\s+on"

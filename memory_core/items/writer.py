@@ -769,7 +769,8 @@ _SLOT = re.compile(
     r"(?:周|週|星期|礼拜|禮拜)[一二三四五六日天]|[月火水木金土日]曜"
     r"|(?:[上下中]午|早上|晚上|凌晨|午前|午後)[零〇一二三四五六七八九十两兩\d]+[点點时時]"
     r"(?:半|[零〇一二三四五六七八九十\d]+分)?"
-    r"|(?<![有快慢多少好大小早晚差些再稍])(?:(?!一[点點时時](?![半分钟鐘整。．.!！,，、开開见見前到过過頃ご]|です|でした|に|から|まで"
+    r"|(?<![有快慢多少好大小早晚差些再稍])(?<![零〇一二三四五六七八九十两兩\d])"
+    r"(?:(?!一[点點时時](?![半分钟鐘整。．.!！,，、开開见見前到过過頃ご]|です|でした|に|から|まで"
     r"|以[前后後]|之[前后]|左右|$))"
     r"[零〇一二三四五六七八九十两兩\d]+[点點时時](?![间間期代]))"
     r"(?:半|[零〇一二三四五六七八九十\d]+分)?"
@@ -779,7 +780,9 @@ _SLOT = re.compile(
 clock time only before the minutes, 钟/整, a time's particle or the clause's end
 ("一点半", "一点开会", "一時です", "一時から"); before another word it is "a little"
 (有一点累, 一点都不) or "for a while" (一時的に, 一時期), and so is any number of 点 after a
-word of degree (慢一点, 快两点). 時間, 時期 and 時代 are no clock time ("2時間": two hours)."""
+word of degree (慢一点, 快两点). 時間, 時期 and 時代 are no clock time ("2時間": two hours).
+A number is read from its first digit only, so a long run of digits is read in linear
+time."""
 
 
 @functools.lru_cache(maxsize=1024)
