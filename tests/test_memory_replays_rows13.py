@@ -325,3 +325,15 @@ async def test_a_fact_with_no_speaker_reaches_another_block(
     block = await asked_later(proxy, upstream, [("a", "CRM used is HubSpot.")],
                               "Which CRM do we use?")
     assert "] CRM used is HubSpot." in block, block
+
+
+# -- 255: a liking that changed kept beside the old one (Sakura #32) --------------------------
+@pytest.mark.parametrize("said, then", [
+    ("我喜欢小狗。", "我不喜欢小狗了，我现在喜欢小猫。"),
+    ("I like dogs.", "I don't like dogs anymore, I prefer cats now."),
+])
+def test_a_changed_liking_replaces_the_old(engine: Engine, said: str, then: str) -> None:
+    # probed OK: the old liking superseded
+    put(engine, said)
+    put(engine, then)
+    assert _active(engine) == [then]
