@@ -248,8 +248,8 @@ async def test_a_plan_dated_day_first_reaches_another_block(
 
 # -- 231: a degree adverb hides an allergy, so its plain restatement is a second memory -------
 @pytest.mark.parametrize("text, subject", [
-    ("I'm gravely allergic to walnuts.", "walnuts allergy"),
-    ("I'm deathly allergic to bees.", "bees allergy"),
+    ("I'm gravely allergic to walnuts.", "walnut allergy"),
+    ("I'm deathly allergic to bees.", "bee allergy"),
     ("I'm mildly lactose intolerant.", "lactose intolerant"),
 ])
 def test_an_allergy_with_a_degree_is_the_lasting_allergy(text: str, subject: str) -> None:

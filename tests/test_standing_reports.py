@@ -247,7 +247,7 @@ def test_a_decision_after_a_lead(text: str, subject: str | None) -> None:
 # -- diet and health --------------------------------------------------------------------------
 TRAITS = [
     ("Btw I'm vegetarian, so maybe not the steakhouse.", "vegetarian"),
-    ("I'm allergic to peanuts, so no satay for me!", "peanuts allergy"),
+    ("I'm allergic to peanuts, so no satay for me!", "peanut allergy"),
     ("We're vegan.", "vegan"),
     ("I'm lactose intolerant.", "lactose intolerant"),
     ("我对花生过敏。", "花生过敏"),
@@ -345,7 +345,7 @@ def stored(engine: Engine, texts: list[str]) -> list[dict[str, object]]:
 def test_two_allergies_are_two_items_and_both_stand(engine: Engine) -> None:
     rows = stored(engine, ["I'm allergic to peanuts.", "I'm allergic to shellfish too."])
     active = [r for r in rows if r["status"] == "active"]
-    assert sorted(str(r["subject"]) for r in active) == ["peanuts allergy", "shellfish allergy"]
+    assert sorted(str(r["subject"]) for r in active) == ["peanut allergy", "shellfish allergy"]
     assert all(r["supersedes"] is None and r["conflict_with"] is None for r in active), active
     assert all(standing_weight(r) > 0 for r in active), active
 

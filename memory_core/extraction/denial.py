@@ -34,6 +34,7 @@ class Denial:
 
 _EN_LEAD = (r"(?>(?:(?:actually|no(?!\s*-?\s*one\b)|oh|well|sorry|honestly|wait|um|uh|so|and"
             r"|but|to\s+be\s+(?:clear|honest)|for\s+the\s+record|correction)\W+)*)")
+            r"|but|now|to\s+be\s+(?:clear|honest)|for\s+the\s+record|correction)\W+)*)")
 _EN_ADVERB = r"(?:(?:actually|really|honestly|even|ever|currently|still|truly)\s+)*"
 _EN_SPEAKER = (r"(?:i|we(?:\s+(?:both|all|two))?|(?:both|all|each)\s+of\s+us"
                r"|the\s+(?:two|three|four|five)\s+of\s+us"
@@ -54,12 +55,14 @@ one" to it."""
 EN_DENIAL: Final = re.compile(
     rf"{_EN_LEAD}{_EN_SPEAKER}(?P<aux>'m|\s+am|'re|\s+are|'ve|\s+have|\s+was|\s+were"
     rf"|\s+do|\s+did)?(?:\s+{_EN_ADVERB}|(?=n't))"
-    r"(?P<neg>don'?t|do\s+not|didn'?t|did\s+not|never|no\s+longer|not|n't)\s+"
+    r"(?P<neg>don'?t|do\s+not|didn'?t|did\s+not|never|no\s+longer|not|n't"
+    r"|(?P<modal>can'?t|cannot|can\s+not|won'?t|will\s+not))\s+"
     rf"{_EN_ADVERB}(?P<rest>[^,;:.!?\u2014\u2013]+?)\s*(?=[,;:.!\u2014\u2013]|$)", re.I)
 """The speaker's own negation at the clause's start (the speaker alone or in a group,
 :data:`_EN_SPEAKER`), then what it negates up to the clause's end (a question mark ends
 no denial). A contracted be ("aren't", "wasn't", "weren't") is its aux and its
-negation."""
+negation; a negated modal of ability or will ("can't", "cannot", "won't") is read as
+"don't" is: "I can't eat gluten." denies eating gluten."""
 EN_NONE_DENIAL: Final = re.compile(
     rf"{_EN_LEAD}{_EN_NONE_OF_US}\s+{_EN_ADVERB}"
     rf"(?P<rest>[a-z']+\s+[^,;:.!?\u2014\u2013]+?)\s*(?=[,;:.!\u2014\u2013]|$)", re.I)
@@ -93,7 +96,8 @@ ZH_DENIAL: Final = re.compile(
     _ZH_LEAD + r"(?:我(?:们|們)?(?:俩|倆|两个|兩個|两人|兩人)?|咱们|咱們"
     r"|我和[^\s，,。、]{1,4}?|[^\s，,。、]{1,4}?和我)"
     r"(?:其实|实际上|根本|从来|压根|并|也|都|已经|现在)*"
-    r"(?P<neg>不再|没有|没|並沒有|並没有|不是)(?:再)?(?P<rest>[^，,。！!？?；;]{1,20}?)(?P<end>了)?[。！!]?$")
+    r"(?P<neg>不再|没法|没办法|没有|没|並沒有|並没有|不是|不能|不会|不會|不可以|无法|無法)"
+    r"(?:再)?(?P<rest>[^，,。！!？?；;]{1,20}?)(?P<end>了)?[。！!]?$")
 _JA_SPEAKER = (r"(?:私|僕|俺|わたし)(?:たち|達|ら)?(?:は|も)(?:二人とも|みんな|全員)?"
                r"|我々は|うちは|(?:私|僕|俺|わたし)と[^、，,。\s]{1,5}?は"
                r"|[^、，,。\s]{1,5}?と(?:私|僕|俺|わたし)は")
@@ -104,6 +108,14 @@ JA_DENIAL: Final = re.compile(
     r"(?P<rest>[^、，,。！!？?]{1,20}?)"
     r"(?P<neg>ていません|でいません|ていない|でいない|はいません|はいない|はありません)"
     r"(?:でした|です)?[。！!]?$")
+
+
+JA_ABLE_DENIAL: Final = re.compile(
+    _JA_LEAD + r"(?:" + _JA_SPEAKER + r")?(?:実は|本当は|実際は|もう)?"
+    r"(?P<rest>[^、，,。！!？?は]{1,20}?)(?P<neg>(?<!く)れない|(?<!く)れません|できない|できません)"
+    r"(?:でした|です)?[。！!]?$")
+"""A negated potential (食べられない, 飲めません, 運転できない) with no other subject
+named before it: as with 食べられる, the speaker says what they cannot do."""
 
 
 JA_PLAIN_DENIAL: Final = re.compile(
@@ -129,6 +141,8 @@ def find(text: str, lang: str) -> Denial | None:
             if aux not in _EN_BE_AUX:
                 return None  # "I not …": no sentence
             return Denial("be", rest, ending) if rest else None
+        if m.group("modal") is not None and aux:
+            return None  # "I'm can't …": no sentence
         if neg in ("not", "n't") and aux not in ("do", "did"):
             return None  # "I have not …", "I did not": read below only as don't/never
         words = rest.split(None, 1)
@@ -142,7 +156,8 @@ def find(text: str, lang: str) -> Denial | None:
             return None
         rest = re.sub(r"[过了]", "", m.group("rest"))
         return Denial("", rest, m.group("neg") == "不再") if rest else None
-    m = JA_DENIAL.match(text.strip()) or JA_PLAIN_DENIAL.match(text.strip())
+    m = JA_DENIAL.match(text.strip()) or JA_PLAIN_DENIAL.match(text.strip()) \
+        or JA_ABLE_DENIAL.match(text.strip())
     if m is None:
         return None
     rest = _JA_PARTICLE.sub("", m.group("rest"))

@@ -101,10 +101,12 @@ _EN_PAST_VERB: Final = {
     "drank": "drunk", "climbed": "climbed", "rode": "ridden", "skied": "skied",
     "surfed": "surfed", "hiked": "hiked", "watched": "watched", "attended": "attended",
     "won": "won", "studied": "studied", "learned": "learned", "learnt": "learnt",
+    "saw": "seen",
 }
 """Simple past forms of :data:`_EN_VERB` that tell of a life, and the participle each
-keys as ("I ate …" as "I've eaten …"); "saw" is left to the frames that read "I saw
-(that) …"; light verbs ("did", "had", "took", "used") and
+keys as ("I ate …" as "I've eaten …", "I saw the Northern Lights twice." as "I've seen
+the Northern Lights"); "saw" before a clause ("I saw that …", "I saw how …") is left to
+the frames that read it (:data:`_EN_CLAUSE`); light verbs ("did", "had", "took", "used") and
 those of exercise counted in distances ("ran", "swam") tell of a day."""
 EN_PAST: Final = re.compile(
     r"^(?P<who>i|we|(?:my|our)\s+[a-z][\w-]*)"
@@ -126,6 +128,10 @@ _EN_PAST_CUT: Final = re.compile(
     r"|finally)\b", re.I)
 """Where the object of a simple past ends besides :data:`_EN_CUT`: a place or a time
 ("I met my wife in Paris", "I tried sushi yesterday")."""
+_EN_CLAUSE: Final = re.compile(
+    r"\s*(?:that|how|what|where|when|why|who|whether|if|which)\b", re.I)
+"""A clause after "saw" ("I saw that the build failed", "I saw how it works"): what was
+noticed, no experience."""
 _EN_ATTEMPT: Final = re.compile(r"\s*(?:to|out\s+for|on)\b", re.I)
 """"I tried to fix it", "I tried on the dress": an attempt, no experience."""
 
@@ -139,8 +145,9 @@ def _en_past(core: str) -> Experience | None:
     rest = m.group("rest")
     negated = re.search(r"\bnever\b", m.group("mid"), re.I) is not None
     visit = m.group("visit") is not None
-    if _EN_REFERENCE.match(rest) or not visit and _EN_ATTEMPT.match(rest):
-        return None  # "I tried that yesterday", "I tried to fix it"
+    if _EN_REFERENCE.match(rest) or not visit and _EN_ATTEMPT.match(rest) \
+            or _EN_CLAUSE.match(rest):
+        return None  # "I tried that yesterday", "I tried to fix it", "I saw how …"
     if visit and not _EN_PLACE.match(rest):
         return None  # "I went to the gym", "I went to bed early": a day's doings
     if not (visit or negated or _EN_PAST_MARK.search(m.group("mid") + " " + rest)):

@@ -259,6 +259,8 @@ EN_UPDATE = Cue(en(
     r"|\b(?:these\s+days|nowadays|currently|at\s+the\s+moment|at\s+present|any\s?more)\b"
     r"|\b(?:settled|agreed|decided)\s+on\b|\bopted\s+for\b"
     r"|\bended\s+up\s+(?:with|using|going\s+with)\b"
+    r"|(?:^|(?<=[.!?:]\s))(?:i|we)(?:'m|'re|\s+am|\s+are|\s+can|\s+could|\s+have|'ve)\s"
+    r"[^.!?,;]{1,60}?\sagain(?=\s*(?:[.!]|$))"
     rf"|\b(?:as\s+of|effective)\s+{_EN_ONSET}"
     r"|\b(?:as\s+of|effective(?:\s+with)?)\s+(?:release|version|v)\s*\d[\w.]*"
     rf"|(?:^|(?<=[,;:]\s))(?:from|starting)\s+{_EN_ONSET}"
@@ -289,6 +291,8 @@ EN_UPDATE = Cue(en(
           "grown shrank shrunk "
           "longer anymore stopped quit gave given any days nowadays currently moment present from "
           "settled agreed decided opted ended "
+          "longer anymore again stopped quit gave given any days nowadays currently moment "
+          "present from "
           "as starting "
           "effective going here henceforth cut raised lowered bumped pushed pulled extended "
           "shortened shifted rescheduled slipped slid dropped reduced increased upped set")
@@ -301,6 +305,10 @@ group); a value chosen ('we settled on 250 requests per minute', agreed on, deci
 on, opted for, ended up with): the choice replaces what was said before; and a
 statement that marks its value as the present one ('Home is Ronda these
 days', nowadays, currently, at the moment, at present, anymore); a date
+group); and a statement that marks its value as the present one ('Home is Ronda these
+days', nowadays, currently, at the moment, at present, anymore), or as a state come
+back ('I can eat gluten again.', 'I'm vegetarian again.': a closing "again" after the
+speaker's be, can or have, never an event told again: 'I read the file again'); a date
 the value takes effect from, opening or ending the clause ('… from today', 'starting
 next week', 'going forward', 'from here on'), or a release ('As of release 3.2, …',
 'effective with v2'); a value someone changed to another ('the
@@ -614,14 +622,16 @@ word of dwelling (:data:`_DWELLING`): else it is the usual way to tell of a tool
 an employer's or a team's change, and keeps its own subject (it still replaces a
 home item naming X)."""
 EN_UPDATE_NEW = Cue(en(
-    r"\b(?:the|our|my|your|their|his|her)\s+new\s+(?P<what>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)"
+    r"\b(?:the|our|my|your|their|his|her)\s+(?:new|current)\s+"
+    r"(?P<what>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)"
     r"(?=\s+(?:is|are|will\s+be|starts?)\b)"
     r"|\b(?:is|are)\s+(?:the|our|my|your|their|his|her)\s+new\s+"
     r"(?P<role>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)\s*[.!]*$"
     r"|(?<!\bhired\s)(?<!\badded\s)(?<!\bwelcomed\s)(?<!\bonboarded\s)(?<!\brecruited\s)"
     r"\ban?\s+new\s+(?P<named>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)"
-    r"(?=\s*,\s+(?:an?\s+|the\s+)?(?-i:[A-Z]))"), words="new")
-"""'My new phone number is …', 'Our new office is in Lisbon' (``what``), 'Dana is the
+    r"(?=\s*,\s+(?:an?\s+|the\s+)?(?-i:[A-Z]))"), words="new current")
+"""'My new phone number is …', 'Our new office is in Lisbon', 'My current favourite player
+is Messi' (``what``), 'Dana is the
 new team lead' (``role``), 'I've started seeing a new dentist, Dr. Osei' (``named``: the
 name after the comma is the new value): the statement replaces the earlier value of
 that attribute (not 'a new car', 'I like the new design', nor one more of a team:
@@ -770,7 +780,8 @@ EN_PREFERENCE = Lead(en(
 """First-person taste at the start of a clause (used with ``match``), and a choice the
 user narrows for good ("I only invest in index funds", "I'm only considering remote
 roles")."""
-EN_PREFERENCE_ANY = Cue(en(r"\bmy\s(?:favou?rite|preferred|go-to)\b|\b(?:is|are)\smy\s(?:favou?rite"
+EN_PREFERENCE_ANY = Cue(en(r"\bmy\s(?:(?:current|new)\s)?(?:favou?rite|preferred|go-to)\b"
+                           r"|\b(?:is|are)\smy\s(?:favou?rite"
                            r"|preference)\b|\bworks\sbest\sfor\sme\b|\bi'd\s(?:love|like)\sit\sif\b"),
                         words="favourite favorite preferred go-to preference works i'd")
 _NOT_A_NAME = (r"(?!(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|january"
@@ -842,6 +853,15 @@ EN_DIET = Lead(en(
 vegetarian", "I'm allergic to peanuts", "I'm colour-blind", "I'm dyslexic"): a fact
 that holds for every later answer (``lasting``); not a figure of speech ("I'm allergic
 to meetings")."""
+EN_ALLERGY_NOUN = Lead(en(
+    r"^(?:i|we)(?:\s(?:also|still|actually))?(?:\s(?:have\sgot|have|got)|'ve\sgot)\s(?:an?\s)?"
+    r"(?:(?:severe|mild|slight|serious|bad|deadly|life-threatening|strong|minor|major|real"
+    r"|diagnosed|known)\s)?(?P<what>[\w-]+(?:\s[\w-]+)?)\s(?:allerg(?:y|ies)|intolerance)\b"
+    r"(?=\s*(?:$|[,.;:!?)]|\s(?:and|but|so|now|too|since|because|though)\b))"),
+    "i we i've we've")
+"""The user's allergy said as a noun ("I have a severe peanut allergy", "I've got a
+shellfish allergy"): the same lasting fact as "I'm allergic to peanuts"
+(:data:`EN_DIET`), keyed alike (``peanut allergy``) whatever its degree."""
 EN_TIMEZONE = Lead(en(
     r"^(?:my\s(?:time\s?zone|tz)\s(?:is|=)\s|i(?:'m|\sam)\s(?:on|in)\s(?=\S+(?:\s\S+)?\s(?:time"
     r"|time\s?zone)\b|(?:utc|gmt)[+-]?\d{0,2}\b|[a-z]{2,4}t\b|[a-z]{1,2}st\b)|i\slive\sin\s(?:the\s)?"

@@ -39,6 +39,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from memory_core.extraction import (
+    anaphora,
     asked_rule,
     contractions,
     contrast,
@@ -47,6 +48,7 @@ from memory_core.extraction import (
     elided,
     experience,
     grounds,
+    group,
     irony,
     leads,
     opt_out,
@@ -54,6 +56,7 @@ from memory_core.extraction import (
     premise,
     promotion,
     recurring,
+    referent,
     replacement,
     retraction,
     rule_lists,
@@ -419,6 +422,8 @@ _OWNED_ATTRIBUTE = re.compile(r"\s*(?:my|our|your|their|his|her|its|the)\s", re.
 """A phrase that opens on an owner or "the": it names an attribute ("My shell …")."""
 _CUE_PRONOUN = re.compile(r"\b(?:it|them|that|this)\b", re.I)
 """A pronoun object inside an update cue ("dropped it to", "set them to")."""
+_SPEAKER_CONTRACTION = re.compile(r"\b(?:i|we)['\u2019](?:m|ve|d|ll|re)\b", re.I)
+"""The speaker and a contracted auxiliary ("I've", "we're") before an update's cue."""
 _NOW_OPENING = re.compile(
     r"(?:now|these\s+days|nowadays|currently|at\s+(?:the\s+moment|present)"
     r"|(?:as\s+of|effective(?:\s+with)?)\s+(?:release|version|v)\s*\d[\w.]*(?=\s*,))\b[\s,]*",
@@ -778,6 +783,7 @@ class _Message:
         self.section: tuple[str, int] | None = None  # (task label, header line)
         self.pending_correction = False  # "訂正です。" flags the next sentence
         self.previous: tuple[str, str | None] | None = None  # (subject, unit class)
+        self.referent: referent.Person | None = None  # "My sister …" for a "She …" after it
         self.label: str | None = None  # "run 39": the sentence's ordinal label, if any
         self.list_number: str | None = None  # "2" in a numbered list's "2. bring …"
         self.rule_list = False  # the list below a title such as "Rules:" (_RULE_LIST)
@@ -1460,6 +1466,8 @@ class _Message:
             what = found.get("what") or found.get("role") or found.get("named")
             if what:
                 return key(what, lang) or subject
+        if lang == "en":  # "I've been using Neovim these days": the speaker keys nothing
+            phrase = _SPEAKER_CONTRACTION.sub(" ", phrase)
         before = key(phrase, lang)
         if before and not (lang == "en" and _PRONOUN_ONLY.match(before)):
             return before
@@ -1526,6 +1534,12 @@ class _Message:
             co = _EN_CO_SUBJECT.match(sc, cbody, end) if lang == "en" and not i else None
             if co is not None:
                 cbody = co.end()  # "My partner and I are vegetarian": read from "I"
+            together = group.read(sc, cbody, end) if lang == "en" and not i \
+                and co is None else None
+            csc = sc
+            if together is not None:
+                # "Neither of us drinks coffee": read as "we don't drink coffee"
+                csc, cbody = together.scan, together.body
             now_lead = None
             if lang == "en" and i and self.speaker == "user":
                 # "…, so now I have three kids": the clause's update lead, read as a
@@ -1539,8 +1553,8 @@ class _Message:
                 else:
                     now_lead = None
             ctoks = toks if len(spans) == 1 and (start, end) == spans[0] else None
-            c = _build(sc, a if i == 0 and start <= body else cbody, cbody, end, lang, False,
-                       quantities, ctoks)
+            c = _build(csc, a if i == 0 and start <= body else cbody, cbody, end, lang, False,
+                       quantities, ctoks if together is None else None)
             if i == 0 and rules.is_hypothetical(c):
                 return
             # "I live in Porto, work as a nurse and have two cats": the chain's subject
@@ -1551,10 +1565,21 @@ class _Message:
                 if lang == "zh" and i else None
             if said_by is not None:
                 opened[i] = first
+            referred = None
+            if lang == "en" and i == 0 and said_by is None:
+                # "My sister is a nurse. She lives in Oslo.": "she" is the sister
+                told = referent.resolve(sc, cbody, end, self.referent)
+                if told is not None and self.referent is not None:
+                    referred = (self.referent.span, told)
+                else:  # a correction's person ("Small fix: my daughter is 7") restated
+                    self.referent = None if correction else referent.person(sc, cbody, end)
             planned = dated.plan(c) if self.speaker == "user" and forced is None else None
             verdict = Verdict("fact", planned.subject, planned.negated) if planned \
                 else rules.classify(c) if said_by is None \
                 else rules.classify(_with_subject(sc, said_by, cbody, end, quantities, lang))
+            if referred is not None and planned is None:
+                verdict = rules.classify(_with_subject(sc, referred[0], referred[1], end,
+                                                       quantities, lang))
             if verdict is None and "constraint" in (kind_before, forced) and said_by is None \
                     and lx.EN_IMPERATIVE.match(c.core):
                 # "Never store keys in the repo, use the vault instead": one rule, two
@@ -1663,8 +1688,15 @@ class _Message:
                     experience.chore(c.core) or lx.EN_MOMENT.match(c.raw)):
                 # "I haven't done the dishes yet.", "I'm 22 minutes away.": this moment's
                 item = replace(item, local=True)
+            elif item.kind in ("fact", "preference") and lang == "en" \
+                    and anaphora.points_back(c.core):
+                # "I love it.", "I don't need it anymore.": what "it" is was said before
+                item = replace(item, local=True)
             if said_by is not None:  # "I … use Emacs instead": who says it, quoted
                 item = replace(item, text=f"{self.text[said_by[0]:said_by[1]]}{ELISION}{item.text}")
+            elif referred is not None:  # "My sister … She lives in Oslo.": who "she" is
+                named = self.text[referred[0][0]:referred[0][1]]
+                item = replace(item, text=f"{named[:1].upper()}{named[1:]}{ELISION}{item.text}")
             self._add(item)
 
     def _add(self, item: Extracted) -> None:

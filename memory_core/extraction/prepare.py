@@ -602,16 +602,24 @@ def recall_spans(text: str) -> list[tuple[int, int]]:
     one span, as a ``<memories>`` block is (:data:`_CLIENT_WORDS`). A heading of other
     words ("My notes:") or a bullet in the user's own voice ("- I live in Berlin")
     leaves the list the user's."""
+    whose few words name recalled memory or context (:data:`_RECALL_WORDS`) and the
+    bullet lines right under it, when one of them speaks of "the user" in the third
+    person ("Relevant memories:\n- The user lives in Berlin."): a layer's recall may
+    quote some memories in the words they were said in ("- I live in Berlin"), so a
+    list that mixes the two voices is the recall's whole. The heading and its bullets
+    are one span, as a ``<memories>`` block is (:data:`_CLIENT_WORDS`). A heading of
+    other words ("My notes:"), or bullets all in the user's own voice ("- I live in
+    Berlin"), leave the list the user's."""
     out: list[tuple[int, int]] = []
     for m in _RECALL_HEADING.finditer(text):
         words = set(_NOT_LETTERS.split(m.group("name").lower())) - {""}
         if not words & _RECALL_WORDS or len(words) > 6:
             continue
-        at, bullets = m.end(), 0
-        while (b := _BULLET.match(text, at)) is not None \
-                and _ABOUT_USER.search(b.group("body")) is not None:
-            at, bullets = b.end(), bullets + 1
-        if bullets and (at == len(text) or _BULLET.match(text, at) is None):
+        at, about_user = m.end(), False
+        while (b := _BULLET.match(text, at)) is not None:
+            at = b.end()
+            about_user = about_user or _ABOUT_USER.search(b.group("body")) is not None
+        if about_user:
             out.append((m.start(), at))
     return out
 

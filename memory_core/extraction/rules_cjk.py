@@ -288,6 +288,14 @@ _ZH_NOT_PRACTICE = re.compile(
 周五的会, 周五前, 周五下午…)."""
 
 
+_ZH_ABLE = re.compile(
+    r"(?:我们|我|咱们)(?:现在|已经|也|都|还|又|终于|其实|根本|从来)*(?:不能|不会|不可以|没法"
+    r"|没办法|无法|能|会|可以)(?:再)?(?P<rest>[^，,。！!？?；;]{1,16}?)了?[。！!]?$")
+"""The speaker's ability or will, said or denied (我不能吃辣, 我们不会用Redis, 我现在能喝酒了):
+keyed by what is done (吃辣, redis), not by the modal, so the denial and its later
+affirmation share a key (the denial's ``negated`` is :mod:`.denial`'s)."""
+
+
 def _fixes(c: Clause) -> bool:
     """Whether the clause holds a number it fixes (not a loose one: "你好 429",
     "テスト 3", :func:`~memory_core.extraction.quantity.loose`)."""
@@ -370,6 +378,9 @@ def classify_zh(c: Clause) -> Verdict | None:
         return None
     if c.quantities and c.quantities[0].kind == "port" and subject and "端口" not in subject:
         subject += "端口"
+    able = _ZH_ABLE.match(core) if first_person else None
+    if able and cjk_key(able.group("rest"), "zh"):
+        subject = cjk_key(able.group("rest"), "zh")
     role = _ZH_USE_FOR.search(core) if first_person else None
     if role:  # "我们用Jenkins做CI": what the tool is for is the attribute, the tool its value
         subject = cjk_key(role.group("t") or role.group("t2"), "zh") or subject

@@ -92,7 +92,8 @@ _JUST = re.compile(r"\bjust\b", re.I)
 _PREPOSITION_SPLIT = re.compile(r"\s(?:in|at|to|from|on|for|with|by|about)\s")
 _QUOTE_MARKS = re.compile(r"[\"'“”‘’]")
 _FAVOURITE = re.compile(
-    r"(?:my\s)?(?:favou?rite|preferred|go-to)\s(?P<n>[\w\s-]{1,30}?)\s(?:is|are\b"
+    r"(?:my\s(?:(?:current|new)\s)?)?(?:favou?rite|preferred|go-to)\s(?P<n>[\w\s-]{1,30}?)"
+    r"\s(?:is|are\b"
     r"|to\b(?![^.;]*\b(?:is|are)\b))", re.I)
 """What is favoured, before "is" or, in an order to change it ("[change] my favourite
 colour to blue"), before "to" with no copula after it ("favourite thing to do is …")."""
@@ -620,6 +621,22 @@ and not one with the ending of a nationality, a faith or an adjective ("I'm Germ
 word."""
 
 
+def _allergy_key(what: str) -> str:
+    """The key of an allergy to ``what`` (a key): its last word in the singular, so
+    "allergic to peanuts" and "a peanut allergy" share ``peanut allergy``."""
+    words = what.split()
+    if words:
+        last = words[-1]
+        if last.endswith("ies") and len(last) > 4:
+            last = last[:-3] + "y"
+        elif last.endswith("oes") and len(last) > 4:
+            last = last[:-2]
+        elif last.endswith("s") and not last.endswith(("ss", "us", "is")) and len(last) > 3:
+            last = last[:-1]
+        words[-1] = last
+    return " ".join([*words, "allergy"])
+
+
 def classify(c: Clause) -> Verdict | None:
     """Classify an English user statement (see module doc); None when not memory."""
     core = c.core
@@ -634,7 +651,9 @@ def classify(c: Clause) -> Verdict | None:
     raw = c.raw
     first = c.first
     m = lx.EN_FIRST_PERSON_FRAME.match(core, first)
-    if m and _words(core[m.end():]):
+    if m and _words(core[m.end():]) and experience.read(core, "en") is None:
+        # "I saw that the build failed" frames what follows; "I saw the Northern Lights
+        # twice" is an experience of the speaker's, read below
         core, raw = core[m.end():], raw[m.end():]
         first = first_word(core)
     memory = _MEMORY_FRAME.match(core, first)
@@ -656,8 +675,11 @@ def classify(c: Clause) -> Verdict | None:
     if m:
         trait = m.group("trait")
         to = re.match(r"(?:allergic|intolerant)\sto\s", trait, re.I)
-        subject = f"{en_key(trait[to.end():]) or ''} allergy".strip() if to else en_key(trait)
+        subject = _allergy_key(en_key(trait[to.end():]) or "") if to else en_key(trait)
         return Verdict("fact", subject, lasting=True)
+    m = lx.EN_ALLERGY_NOUN.match(core, first)
+    if m:  # "I have a severe peanut allergy.": "I'm allergic to peanuts."
+        return Verdict("fact", _allergy_key(en_key(m.group("what")) or ""), lasting=True)
     m = lx.EN_DIET_NAMED.match(core)
     if m:  # "Actually, pescatarian is more accurate.": the speaker's diet
         return Verdict("fact", (m.group("before") or m.group("after")).lower(), lasting=True)

@@ -34,7 +34,8 @@ _EN_STOP = frozenset(
     "only even maybe probably basically literally totally is are was were be been being "
     "do does did will would should could can may might must shall 's 're 'm 've 'd 'll "
     "our own which what who whom whose how why where when one ones new least most always never "
-    "often usually sometimes rarely e.g i.e eg ie longer anymore ago".split()
+    "often usually sometimes rarely e.g i.e eg ie longer anymore ago again lately recently "
+    "can't cannot won't couldn't wouldn't shouldn't mustn't".split()
 )
 _EN_NUMBERISH = re.compile(r"^(?:\d[\d.,]*[a-z%]{0,4}|\d+(?:st|nd|rd|th))$")
 VERSION_TOKEN = re.compile(r"^v\d+(?:\.\d+){0,3}$", re.I)

@@ -75,6 +75,7 @@ from memory_core.items.age import grown_age
 from memory_core.items.agent_keys import KeyMatch, near_duplicate, snake_key
 from memory_core.items.named_change import ends_another
 from memory_core.items.denial import denial_target, experience_target
+from memory_core.items.denied_value import names_old_value
 from memory_core.items.resent import TurnPaths
 from memory_core.items.overlap import (
     named_words,
@@ -544,6 +545,10 @@ def _store_item(tx: Tx, scope: Scope, thread_id: int, message_id: int,
             supersede(tx, int(old["id"]), item_id, "a later, greater age", now)
         elif turned:
             supersede(tx, int(old["id"]), item_id, "a liking turned to a dislike", now)
+        elif names_old_value(ex.text or "", old["text"] or ""):
+            # "My name is Sarah, not Chad." after "My name is Chad.": the old value denied
+            supersede(tx, int(old["id"]), item_id, "correction: denies the value it replaces",
+                      now)
         else:
             items.set_conflict(item_id, old["id"])
             items.revision(item_id, "conflict_with", None, old["id"],
@@ -815,6 +820,11 @@ def _listed_pattern(term: str) -> re.Pattern[str]:
                       rf"|\bor\b|&|/|、|和|と)", re.I)
 
 
+_DEGREE = re.compile(r"\b(?:severe(?:ly)?|grave(?:ly)?|deathly|deadly|life-threatening"
+                     r"|serious(?:ly)?|extreme(?:ly)?|highly|mild(?:ly)?|slight(?:ly)?)\b", re.I)
+"""How strong an allergy is ("severe", "gravely", "mildly")."""
+
+
 def _same_claim(ex: Any, kind: str, row: Row) -> str | None:
     """How a value-less statement relates to a stored one of the same subject, kind,
     speaker, polarity and numbers, compared by what each claims about the subject
@@ -838,6 +848,12 @@ def _same_claim(ex: Any, kind: str, row: Row) -> str | None:
             or _polarity_numbers(row["text"]) != _polarity_numbers(ex.text)
             or _inline_code(row["text"]) != _inline_code(ex.text)):
         return None
+    if kind == "fact" and ex.subject and ex.subject == row["subject"] \
+            and ex.subject.endswith(" allergy"):
+        # "I have a severe peanut allergy." after "I'm allergic to peanuts.": one
+        # allergy, said as a noun or an adjective; a degree said anew is more of it
+        return "more" if _DEGREE.search(ex.text or "") and not _DEGREE.search(
+            row["text"] or "") else "same"
     subject = terms(ex.subject) | terms(row["subject"])
     new, old_claim = content_terms(ex.text) - subject, content_terms(row["text"]) - subject
     if (not old_claim or not new or sides_swapped(row["text"], ex.text)
