@@ -33,7 +33,6 @@ class Denial:
 
 
 _EN_LEAD = (r"(?>(?:(?:actually|no(?!\s*-?\s*one\b)|oh|well|sorry|honestly|wait|um|uh|so|and"
-            r"|but|to\s+be\s+(?:clear|honest)|for\s+the\s+record|correction)\W+)*)")
             r"|but|now|to\s+be\s+(?:clear|honest)|for\s+the\s+record|correction)\W+)*)")
 _EN_ADVERB = r"(?:(?:actually|really|honestly|even|ever|currently|still|truly)\s+)*"
 _EN_SPEAKER = (r"(?:i|we(?:\s+(?:both|all|two))?|(?:both|all|each)\s+of\s+us"

@@ -289,10 +289,8 @@ EN_UPDATE = Cue(en(
     words="now switched switching moved migrated changed changing swapped upgraded relocated renamed "
           "postponed delayed brought went gone rose risen fell fallen decreased climbed grew "
           "grown shrank shrunk "
-          "longer anymore stopped quit gave given any days nowadays currently moment present from "
-          "settled agreed decided opted ended "
           "longer anymore again stopped quit gave given any days nowadays currently moment "
-          "present from "
+          "present from settled agreed decided opted ended "
           "as starting "
           "effective going here henceforth cut raised lowered bumped pushed pulled extended "
           "shortened shifted rescheduled slipped slid dropped reduced increased upped set")
@@ -304,8 +302,6 @@ flour order to …', 'we renamed the repo to …' (what moved or was renamed is 
 group); a value chosen ('we settled on 250 requests per minute', agreed on, decided
 on, opted for, ended up with): the choice replaces what was said before; and a
 statement that marks its value as the present one ('Home is Ronda these
-days', nowadays, currently, at the moment, at present, anymore); a date
-group); and a statement that marks its value as the present one ('Home is Ronda these
 days', nowadays, currently, at the moment, at present, anymore), or as a state come
 back ('I can eat gluten again.', 'I'm vegetarian again.': a closing "again" after the
 speaker's be, can or have, never an event told again: 'I read the file again'); a date

@@ -597,12 +597,6 @@ _ABOUT_USER = re.compile(r"\b(?:the\s+)?user(?:'s|s')?\b", re.I)
 def recall_spans(text: str) -> list[tuple[int, int]]:
     """Another memory layer's recall pasted under a plain heading, with no tag: a line
     whose few words name recalled memory (:data:`_RECALL_WORDS`) and the
-    bullet lines right under it, each of which speaks of "the user" in the third person
-    ("Relevant memories:\n- The user lives in Berlin."). The heading and its bullets are
-    one span, as a ``<memories>`` block is (:data:`_CLIENT_WORDS`). A heading of other
-    words ("My notes:") or a bullet in the user's own voice ("- I live in Berlin")
-    leaves the list the user's."""
-    whose few words name recalled memory or context (:data:`_RECALL_WORDS`) and the
     bullet lines right under it, when one of them speaks of "the user" in the third
     person ("Relevant memories:\n- The user lives in Berlin."): a layer's recall may
     quote some memories in the words they were said in ("- I live in Berlin"), so a
