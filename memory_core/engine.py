@@ -31,9 +31,9 @@ from memory_core.assembly.block import (
     Assembly,
     assemble,
     fold_key,
-    item_features,
     item_search,
     message_context,
+    prepared_features,
     quote_search,
 )
 from memory_core.assembly.budget import ContextLimits, MessageCounts
@@ -138,7 +138,7 @@ class Engine:
         cleared when the listed roots change, as an id may be reused)."""
         self._roots_seen: dict[str, frozenset[int]] = {}
         """The roots :meth:`_redacted_state` read last."""
-        self._active_items = ActiveItems(prepare=item_features, fold_key=fold_key,
+        self._active_items = ActiveItems(prepare=prepared_features, fold_key=fold_key,
                                          context=message_context)
         self._superseded = SupersededItems()
         self._superseded_made: dict[tuple[Any, ...], compressor.Superseded] = {}
