@@ -31,9 +31,9 @@ from memory_core.assembly.block import (
     Assembly,
     assemble,
     fold_key,
-    item_features,
     item_search,
     message_context,
+    prepared_features,
     quote_search,
 )
 from memory_core.assembly.budget import ContextLimits, MessageCounts
@@ -141,7 +141,7 @@ class Engine:
         self._redacted_wide: dict[str, frozenset[str]] = {}
         """Content hashes masked in every thread of their tenant, by tenant
         (:data:`memory_core.store.scrub.WIDE_KEY`), read with :attr:`_redacted`."""
-        self._active_items = ActiveItems(prepare=item_features, fold_key=fold_key,
+        self._active_items = ActiveItems(prepare=prepared_features, fold_key=fold_key,
                                          context=message_context)
         self._superseded = SupersededItems()
         self._superseded_made: dict[tuple[Any, ...], compressor.Superseded] = {}

@@ -20,7 +20,10 @@ insert, the user message's extraction) and the memory-path job (``plan.prepare``
 context budget, scaffold, block). In the background: the answer's capture and
 extraction (``_capture_response_job``, ``_extract_pending``), the forwarded-body
 record (``forwarded.prepare``) and the compaction check (``Engine.compact``).
-Figures: docs/evaluation/README.md, "The request path at 1,000 turns".
+Figures: docs/evaluation/README.md, "The request path at 1,000 turns", and "Work
+repeated on every request at 1,000 turns" (the block's steps one by one). The script
+may run from another tree's folder (``cd TREE && PYTHONPATH=$PWD python
+/path/to/this/request_path_stages.py …``): it wraps what that tree has.
 """
 import asyncio
 import concurrent.futures.thread as cft
@@ -104,6 +107,25 @@ def instrument() -> None:
         from memory_core.tools import commands
         wrap(compressor, "forest", "compressor.forest")
         wrap(commands, "may_hold_command", "commands.may_hold_command")
+    except ImportError:
+        pass
+    try:  # the block's steps one by one (issue 28, branch lat30)
+        from memory_core.assembly import in_view
+        from memory_core.capture import message_facts
+        from memory_core.compaction import compressor as comp
+        from memory_core.items import cache
+        from memory_core.store import sqlite_assembly
+        wrap(cache.ActiveItems, "view", "ActiveItems.view")
+        wrap(in_view, "newest", "in_view.newest")
+        wrap(in_view, "related_updates", "in_view.related_updates")
+        for n in ("_fit", "_item_line", "_block_tokens", "asked_terms"):
+            wrap(asm, n, f"assemble.{n}")
+        wrap(sqlite_assembly.SqliteAssemblyReads, "block_basics", "tx.block_basics")
+        for n in ("has_splices", "searcher"):
+            wrap(Engine, n, f"Engine.{n}")
+        wrap(comp, "_scaffold_text", "compressor._scaffold_text")
+        wrap(message_facts.MessageFacts, "total", "message_facts.total")
+        wrap(rewrite, "apply_splices", "rewrite.apply_splices")
     except ImportError:
         pass
     here = Path(os.getcwd()).resolve()

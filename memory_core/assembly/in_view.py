@@ -107,7 +107,7 @@ def related_updates(shown: Sequence[tuple[Any, float]], hidden: Sequence[Any],
                 by_term.setdefault(term, []).append(i)
     candidates: dict[int, tuple[Any, set[str]]] = {}
     for row in hidden:
-        via_terms = {t for t in terms_of(row) if t in by_term}
+        via_terms = by_term.keys() & terms_of(row)  # a set, in C
         if via_terms:
             candidates[row["id"]] = (row, via_terms)
     if not candidates:

@@ -817,10 +817,13 @@ def _marked(text: str, key: tuple[tuple[int, str, str | None, str | None], ...],
     by_source, by_number, anywhere = _key_index(key) if index is None else index
     cited, numbers = _refs(text)
     at = set(anywhere)
-    for source_id in cited:
-        at.update(by_source.get(source_id, ()))
-    for number in numbers:
-        at.update(by_number.get(number, ()))
+    # Only the ids and numbers some item has: a node of a conversation full of
+    # numbers holds dozens, few of them superseded values (a set intersection in C,
+    # not a look-up per number on each render).
+    for source_id in by_source.keys() & cited:
+        at.update(by_source[source_id])
+    for number in by_number.keys() & numbers:
+        at.update(by_number[number])
     mine = tuple(key[n] for n in sorted(at))
     return _mark_superseded(text, mine) if mine else text
 

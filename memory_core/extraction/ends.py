@@ -140,10 +140,15 @@ def _end(text: str, anchor: date) -> date | None:
     return None if m is None else _span_end(m.group("span"), anchor)
 
 
+@functools.lru_cache(maxsize=8192)
 def end_day(text: str, said_at: float, zone: str = "") -> date | None:
     """The last day, in ``zone`` (IANA name; ``""``: UTC), that the statement ``text``
     said at UNIX time ``said_at`` holds (module doc), or ``None`` when it names no end
-    (the common case). A zone this host cannot load reads as UTC."""
+    (the common case). A zone this host cannot load reads as UTC.
+
+    Memoised (a function of its arguments alone): every block line asks it of its
+    item on every turn (:func:`end_note`, whose ``now`` changes), and the answer of an
+    item never does; an edited item is new text, a new key."""
     if not text:
         return None
     try:
