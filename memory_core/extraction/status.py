@@ -73,9 +73,11 @@ _EN_TODO = (
     # "What's left is …", "The only thing left is …"
     en(r"^" + _OPENER + r"(?:what's|what\s+is|the\s+only\s+thing|all\s+that's)\s+left"
        r"(?:\s+to\s+do)?\s+is\b"),
-    # "Let's find out why …" (a verb of choice is a decision: "Let's go with …")
+    # "Let's find out why …" (a verb of choice is a decision: "Let's go with …", and so is
+    # one that fixes a value: "Let's pin the Python version at 3.12")
     en(r"^" + _OPENER + r"(?:let's|let\s+us)\s+(?!use\b|go\b|keep\b|stick\b|stay\b|switch\b"
-       r"|move\s+to\b|drop\b|pick\b|choose\b|do\b|not\b)(?P<verb>" + _WORK
+       r"|move\s+to\b|drop\b|pick\b|choose\b|do\b|not\b|pin\b|lock\b|freeze\b|cap\b"
+       r"|limit\b|set\b(?!\s+up\b)|standardi[sz]e\b|settle\b)(?P<verb>" + _WORK
        + r")"),
     # "Resume the migration at step 3": paused work set going again
     en(r"^" + _OPENER + r"(?:please\s+)?(?:resume|unpause|pick\s+up|continue\s+(?:with\s+)?)"
@@ -97,9 +99,10 @@ _EN_PROGRESS = (
     # "Done with step 1", "I'm done with the URL part"
     en(r"^" + _OPENER + r"(?:(?:i'm|i\s+am|we're|we\s+are)\s+)?(?:all\s+)?(?:done|finished)"
        r"\s+with\s+(?!(?:it|this|that|you|him|her|them)\b)"),
-    # "Finished the backfill", "Rolled back to v3.14.2", "Imported the zone"
+    # "Finished the backfill", "Rolled back the deploy", "Imported the zone" ("We rolled
+    # back to v2.3" names a value: an update of the version, not a piece of work done)
     en(r"^" + _OPENER + r"(?:(?:i|we)\s+)?(?:just\s+|already\s+|finally\s+)?(?:finished|completed"
-       r"|merged|shipped|deployed|fixed|resolved|imported|rolled\s+back"
+       r"|merged|shipped|deployed|fixed|resolved|imported|rolled\s+back(?!\s+to\b)"
        r"|landed|wired|backfilled)\s+(?!(?:yet|for|up|it|this|that|a|an|some|one"
        r"|another)\b)(?=\S)"),
     # "step 3 done", "Phase 2 complete"
@@ -279,10 +282,12 @@ def _en(text: str, after: str | None) -> Found | None:
 
 
 
-_TARGET = re.compile(r"^\W*(?:about\s+|around\s+|约|大约)?[\d.,]+\s*[^\s\d]{0,4}\s*"
-                     r"(?:です|だ|吧|了)?\W*$", re.I)
+_TARGET = re.compile(r"^\W*(?:(?:about|around|under|below|over|above|at\s+least|at\s+most"
+                     r"|less\s+than|more\s+than)\s+|约|大约)?[\d.,]+\s*(?:[^\s\d]{0,4}\s*"
+                     r"(?:です|だ|吧|了)?|%?(?:\s+[a-z][\w/-]*){1,4})\W*$", re.I)
 """What follows a goal word when it is only a quantity ("my goal is 50", 目標は58キロです,
-我们的目标是 85%): a target the user set, a fact, not the work's goal."""
+我们的目标是 85%) or a measure ("40 signups a day", "under 200 ms", "99.9% uptime"): a
+target the user set, a fact, not the work's goal."""
 
 
 def _goal(found: Found | None, text: str) -> Found | None:
