@@ -35,7 +35,8 @@ from memory_core.assembly import in_view
 from memory_core.config import MemoryConfig
 from memory_core.extraction import ends, relative_dates
 from memory_core.extraction.prepare import fold_width, user_words
-from memory_core.items import accounts, chitchat, fields, readings, standing, standing_gates
+from memory_core.items import (accounts, chitchat, description, fields, readings, standing,
+                                standing_gates)
 from memory_core.items.branches import EDITED
 from memory_core.items.index import IndexView, ItemIndex, MessageContext, context_of
 from memory_core.items.writer import GLOBAL_TENANT, account_tenant
@@ -838,14 +839,17 @@ def standing_weight(row: Any) -> float:
     "Let's do it!", "Yesterday I chose to …", "You must be so proud", "I love this
     city", "The 3 older cousins adore chess"), 0 for what fails a structural gate
     (:mod:`memory_core.items.standing_gates`: someone else's words, a request bound to
-    the moment, a number told in the past tense, a wish for one thing),
+    the moment, an order whose result is to be handed back, a number told in the past
+    tense, a wish for one thing),
     decision 1.5 (+1.5 when explicit: "we decided", 决定), fact 0;
     +2.5 for a stated number (the exact values agents forget),
     +1.5 for a correction (it supersedes an earlier item; not a fact the user passes
     on from someone else, :func:`memory_core.items.accounts.relayed`, nor another
     person's doing, :func:`memory_core.items.accounts.third_party`, nor history dated
     by a year, :func:`memory_core.items.readings.dated_history`, nor a new reading
-    of a number the user did not fix, :func:`memory_core.items.readings.reports_number`)
+    of a number the user did not fix, :func:`memory_core.items.readings.reports_number`,
+    unless it restates the user's number against a mis-said one,
+    :func:`memory_core.items.description.restated`: "it's 14 seats, not 12")
     or a lasting trait or a deadline (:func:`memory_core.items.standing.deadline`),
     +0.5 for a condition.
     The weights are this project's ordering, not measured constants: what users
@@ -865,7 +869,8 @@ def standing_weight(row: Any) -> float:
         row["kind"] == "fact" and (accounts.relayed(row["text"])
                                    or accounts.third_party(row["text"])
                                    or readings.dated_history(row["text"])
-                                   or (numeric and readings.reports_number(row["text"]))))
+                                   or (numeric and readings.reports_number(row["text"])
+                                       and not description.restated(row["text"]))))
     # a deadline stands like a lasting trait: no number in it, but it holds until it passes
     lasting = standing.lasting(row) or standing.deadline(row)
     if row["kind"] == "fact" and not correction and not lasting and not (
@@ -877,7 +882,7 @@ def standing_weight(row: Any) -> float:
             or standing.habit(row) or standing.encouragement(row) or standing.pointer(row)
             or chitchat.chitchat(row) or standing_gates.others_words(row)
             or standing_gates.bound_to_now(row) or standing_gates.past_report(row)
-            or standing_gates.single_request(row)):
+            or standing_gates.single_request(row) or standing_gates.result_order(row)):
         return 0.0  # one of a series ("Run 39: …"), a request about one answer, a guess,
         # how the work stands ("Tests are green now"), a plan for one day, a liking of
         # what was just shown ("I love it!")

@@ -41,7 +41,8 @@ Pure, no I/O.
   it, and one that says it stands ("from now on I'll note my favourite …") stands
   (:func:`attributive_favourite`).
 - An **away note** tells that the speaker steps away, comes back or stops for the day
-  ("lunch now, back in 40 min", "Going back to bed", "calling it a day",
+  ("lunch now, back in 40 min", "stuck in traffic, back online in 30 min", "Going
+  back to bed", "calling it a day",
   今日はここまでにします, 我先下了): its time or number is the break's, not one set,
   and a "now" in it is no update (:func:`away_note`); a rule said with the same words
   ("From now on I go to bed at 11") says it stands.
@@ -220,15 +221,20 @@ def attributive_favourite(row: Any) -> bool:
 
 AWAY = re.compile(
     _LEAD + r"(?:[\w'\u2019]+\W+){0,4}?"
-    r"(?:(?:be\s+)?back\s+in\s+(?:\d+|an?|one|two|five|ten|fifteen|twenty|thirty|a\s+few)\s*"
+    r"(?:(?:(?:be\s+)?back|online|available|around|at\s+(?:my|the)\s+desk)\s+"
+    r"(?:(?:online|on\s*line|at\s+(?:my|the)\s+desk|home|here|again)\s+)?in\s+(?:about\s+"
+    r"|~\s*)?(?:\d+|an?|one|two|five|ten|fifteen|twenty|thirty|forty|a\s+few)\s*"
     r"(?:min|mins|minutes?|h|hrs?|hours?)\b|brb\b|afk\b"
+    r"|(?:stuck|caught)\s+in\s+traffic\b|running\s+(?:a\s+(?:bit|little)\s+)?late\b"
     r"|(?:going|heading|off|gotta\s+go)\s+(?:back\s+)?to\s+(?:bed|sleep|lunch|dinner|the\s+gym)"
     r"(?=\s*(?:$|[,.;:!?)]|now\b))"
     r"|(?:(?:lunch|dinner|coffee)\s+(?:now|break)|(?:signing|logging)\s+off)"
     r"(?=\s*(?:$|[,.;:!?)\u2014-]|now\b|for\s+(?:now|today|tonight|the\s+(?:day|night))\b))"
     r"|calling\s+it\s+a\s+(?:day|night)\b)"
     r"|(?:今日|本日)は(?:もう)?ここまで|今天(?:就)?(?:先)?(?:到这|到此|先这样)|我?先下(?:线)?了"
-    r"|(?:先)?去(?:睡|吃饭|睡觉)了", re.I)
+    r"|(?:先)?去(?:睡|吃饭|睡觉)了"
+    r"|(?:\d+|[一两二三四五六七八九十半]+)\s*(?:个)?(?:分钟|小时)(?:之?后|以后)(?:就)?(?:回来|上线|到)"
+    r"|(?:\d+|[一二三四五六七八九十]+)\s*(?:分|時間)(?:後|ほど)?で(?:戻ります|戻る|戻れ)", re.I)
 """The speaker stepping away, coming back or stopping for the day (module doc, "away
 note"). A break or a sign-off is one only where the note ends on it ("lunch now, back
 in 40", "signing off for today"): "Our lunch break is 30 minutes" and "We have lunch

@@ -19,6 +19,7 @@ import re
 from typing import Any
 
 from memory_core.items.accounts import relayed
+from memory_core.items.description import describes
 from memory_core.items.fields import STATED, label, loose
 
 
@@ -318,10 +319,10 @@ def reports_number(text: str | None) -> bool:
     rate was 0.8%"), what a run gave or a count given "now" (:data:`RUN_RESULT`: "now 12
     tests fail", "Coverage is down to 74% now"), a measure told by its move or its fill
     (:data:`MOVEMENT`: "Error rate down to 6%", "200/200 in use"), a rating on a scale
-    (:data:`SCALE`),
-    how long a trip lasts
-    (:data:`OCCASION_LENGTH`), a span counted back from now (:data:`ELAPSED`: "four
-    months ago"), unless a word says the number is set (a budget, a limit, a target);
+    (:data:`SCALE`), how long a trip lasts (:data:`OCCASION_LENGTH`), a description of
+    how things are (a job's progress, an observed rate, an inventory, a plan, a game's
+    rules, a tool's capability: :func:`memory_core.items.description.describes`), a span
+    counted back from now (:data:`ELAPSED`: "four months ago"), unless a word says the number is set (a budget, a limit, a target);
     a value the user denies having said (:data:`UNSAID`) is never one set."""
     t = text or ""
     if UNSAID.search(t) is not None:
@@ -332,7 +333,7 @@ def reports_number(text: str | None) -> bool:
             or RUN_RESULT.search(t) is not None or OCCASION_LENGTH.search(t) is not None
             or DIMENSION.search(t) is not None or USAGE.search(t) is not None
             or SCALE.search(t) is not None or MOVEMENT.search(t) is not None
-            or (READING.search(t) is not None and USER_CHANGE.search(t) is None)):
+            or describes(t) or (READING.search(t) is not None and USER_CHANGE.search(t) is None)):
         return True
     if EQUIPMENT.search(t) is not None and PROVISIONED.search(t) is None:
         return True

@@ -13,7 +13,8 @@ three parts and never looks at what the statement is about:
   spaces"). Block quotes and "X wrote:" leads never reach an item at all.
 - **When it holds** (:func:`bound_to_now`, :func:`past_report`): a request or a need
   bound to the present moment ("quiz me on 10 words now", "I need this out in ten
-  minutes", "just this once, …") holds for this answer; a number the speaker reports
+  minutes", "just this once, …") holds for this answer, as does an order whose result
+  is to be handed back ("Run it 50 times and show me the summary"); a number the speaker reports
   from an event they tell in the past tense ("I paid $40 for the tickets", "Spent
   $1200 on flights", 今日は12時間も寝てしまった) is history, not a value they set.
 - **What it asks** (:func:`single_request`): a wish for one thing ("I'd like a
@@ -34,7 +35,7 @@ from memory_core.items.fields import loose, quoted
 from memory_core.items.readings import PROVISIONED, SETTING, USER_CHANGE
 from memory_core.items.standing import is_standing_rule, lasting
 
-__all__ = ["bound_to_now", "others_words", "past_report", "single_request"]
+__all__ = ["bound_to_now", "others_words", "past_report", "result_order", "single_request"]
 
 
 _SELF_CLAUSE = re.compile(r"\s*(?:that\s+)?(?:i|i'm|i've|i'd|me|my|we|we're|our|us)\b", re.I)
@@ -142,6 +143,32 @@ def bound_to_now(row: Any) -> bool:
     return (row["kind"] != "decision" and _MOMENT.search(text) is not None
             and _REQUEST.search(text) is not None and not is_standing_rule(text)
             and _OWN_STATE.match(text) is None)
+
+
+_DELIVER = re.compile(
+    r"(?:\band\s+(?:then\s+)?|\bthen\s+|,\s*)(?:show|send|give|tell|paste|post|bring)\s+"
+    r"(?:me|us)\s+(?:the|a|an|what|how|whether|which|its|their|any)\b"
+    r"|\b(?:and|then)\s+report\s+back\b"
+    r"|\b(?:and|then)\s+let\s+(?:me|us)\s+know\s+(?:the|what|how|whether|which)\b"
+    r"|(?:然后|再)?(?:给我|发我|告诉我)(?:看|发)?(?:一下)?(?:结果|汇总|总结|摘要)"
+    r"|(?:結果|まとめ|サマリー)を(?:見せて|教えて|送って)", re.I)
+"""An order that goes on to a result to hand back ("… and show me the summary", "…, then
+report back", 然后告诉我结果, 結果を見せて): the order is a job of the moment. A
+leading "Show me the …" asks for one answer's form (``data.one_off``)."""
+
+
+def result_order(row: Any) -> bool:
+    """Whether a constraint (or an order filed as a fact: "Rerun the spec 30 times, then
+    tell me how many fail") orders a job whose result the speaker wants back now
+    (:data:`_DELIVER`: "Run the failing test 50 times in a loop and show me the
+    summary"): its number sizes that one job, not a rule (module doc, "When it
+    holds"); one that says it stands ("Always run it 3 times and show me the log"),
+    one the user asked to keep, or one under a condition ("If a deploy fails, show me
+    the log") is a rule."""
+    text = row["text"] or ""
+    return (row["kind"] in ("constraint", "fact") and not row["condition"]
+            and _DELIVER.search(text) is not None and not is_standing_rule(text)
+            and not lasting(row))
 
 
 _PAST_VERB = (
