@@ -6,7 +6,7 @@ daily life in English, Chinese and Japanese that share those forms' words. Each 
 prints the items as ``(kind, text, lasting, task label, STANDS)``. With ``--time``,
 one message of about 100 KB per pattern and the seconds ``extract()`` took:
 
-    cd /tmp && PYTHONPATH=/path/to/tree python /path/to/tree/docs/evaluation/everyday_probe.py [--time]
+    cd /tmp && PYTHONPATH=$TREE python $TREE/docs/evaluation/everyday_probe.py [--time]
 """
 from __future__ import annotations
 

@@ -19,8 +19,8 @@ an order a TODO is a word that places it in the work's sequence or marks it as o
 (next, then, after that, still need to, we need to + a verb of work, let's + a verb
 of work, resume; 下一步, 接下来, 还需要, 还得; 次は, あとは, 残り); a value locked
 ("Let's pin the Python version at 3.12": :data:`.scope_markers.LOCK`) is a decision,
-no TODO. A goal needs a goal word scoped to the work at hand ("The goal is …", "Goal for this sprint: …",
-这次的目标是, 今回のゴールは); "The goal of the game is …" is a fact. Done needs a
+no TODO. A goal needs a goal word scoped to the work at hand ("The goal is …",
+"Goal for this sprint: …", 这次的目标是, 今回のゴールは); "The goal of the game is …" is a fact. Done needs a
 word of completion (done, finished, merged, shipped, fixed; 完成, 做完, 好了; 完了,
 終わりました), not a reading ("tests are green" stays a fact); "I'm done for today"
 is no progress. Blocked needs a word of being held (blocked, stuck on, waiting on,
