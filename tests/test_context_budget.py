@@ -940,3 +940,30 @@ def test_memory_tools_of_a_body_without_tools_are_counted_once() -> None:
         assert plan._memory_tools_tokens(client, wire) == (
             budget.tools_tokens(whole) - budget.tools_tokens(client["tools"]))
     assert len(calls) == 4
+
+
+@pytest.mark.parametrize("tools", [True, False])
+async def test_a_recovered_retry_gets_its_own_idempotency_key(
+        upstream: FakeUpstream, tmp_path: Path, tools: bool) -> None:
+    """The context-length retry is a second upstream call with another body: under the
+    client's own ``Idempotency-Key`` an upstream that honours it would answer it with
+    the refusal it gave the first (or refuse the changed body), so it goes under the
+    derived key, as a hidden round of the tool loop does."""
+    proxy = await start_proxy(upstream.base_url, tmp_path / "d", tools={"enabled": tools})
+    try:
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="sk-ctx-000000000005",
+                                    max_retries=0)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": "sys"}]
+        for i in range(12):
+            messages.append({"role": "user", "content": _paste(i)})
+            messages.append({"role": "assistant", "content": f"Run {i} looks healthy."})
+        messages.append({"role": "user", "content": "Which run was slowest?"})
+        upstream.push(Reply(status=400, error=CONTEXT_ERROR), Reply(content="run 7"))
+        before = len(upstream.chat_requests)
+        raw = await client.chat.completions.with_raw_response.create(
+            model="big-model", messages=messages, extra_headers={"Idempotency-Key": "k-9"})
+        assert raw.parse().choices[0].message.content == "run 7"
+        sent = upstream.chat_requests[before:]
+        assert [r["headers"].get("Idempotency-Key") for r in sent] == ["k-9", "k-9-lcm1"]
+    finally:
+        await proxy.runner.cleanup()

@@ -70,6 +70,24 @@ def test_a_past_bound_or_household_statement_is_no_practice(text: str) -> None:
     assert_none_stands(text)
 
 
+HOUSEHOLD_WITH_WORK_VERBS = [
+    "We run in the park every morning.",
+    "We store the leftovers in the freezer.",
+    "We use the car to go to the supermarket.",
+    "We usually build sandcastles on the beach.",
+    "We train on Saturdays at the club.",
+    "我们一直用这个锅做饭。",
+    "うちでは毎朝パンを使って朝ごはんを作っています。",
+]
+
+
+@pytest.mark.parametrize("text", HOUSEHOLD_WITH_WORK_VERBS)
+def test_a_household_habit_with_a_verb_of_work_is_no_practice(text: str) -> None:
+    """A verb the work shares with daily life (run, store, use, 用, 使って) makes no
+    practice without a named tool: the instrument is a name, or the doer a team."""
+    assert not any(i.lasting for i in extract(text)), extract(text)
+
+
 CJK_GROUNDED = [
     "我们的服务都跑在 ARM 机器上，所以请不要推荐只支持 x86 的镜像。",
     "開発環境は Windows なので、シェルのコマンドは PowerShell で書いてください。",
@@ -92,6 +110,14 @@ CJK_MOMENT = [
 @pytest.mark.parametrize("text", CJK_MOMENT)
 def test_a_cjk_order_after_a_reason_of_the_moment_does_not_stand(text: str) -> None:
     assert_none_stands(text)
+
+
+@pytest.mark.parametrize("text", ["彼は忙しいので、代わりにお願いします。",
+                                  "彼女は猫アレルギーなので、猫の話はしないでください。"])
+def test_a_japanese_reason_told_of_him_or_her_is_not_lasting(text: str) -> None:
+    """彼/彼女 name someone outside the household as さん does: the order rests on
+    their circumstance (as 他/她 in Chinese)."""
+    assert not any(i.lasting for i in extract(text)), extract(text)
 
 
 def test_a_decision_under_lets_decide_stands() -> None:

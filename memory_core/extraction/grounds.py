@@ -83,8 +83,8 @@ _CJK_NOW = re.compile(
     r"今天|今晚|明天|昨天|这次|这回|现在|刚才|刚刚|马上|正在|暂时|今日|今夜|明日|昨日|今回"
     r"|さっき|今すぐ|ちょっと|(?<![昨毎])今(?![後度])")
 """Words of the moment in a Chinese or Japanese reason or order."""
-_CJK_OTHER = re.compile(r"さん|様|君|ちゃん|先生|[他她]们?|同事|朋友")
-"""A reason told of someone outside the household (田中さんは…ので, 他…，所以…): their
+_CJK_OTHER = re.compile(r"さん|様|君|ちゃん|先生|彼|[他她]们?|同事|朋友")
+"""A reason told of someone outside the household (田中さんは…ので, 彼は…ので, 他…，所以…): their
 circumstance, not the user's; the order rests on it no longer than they stay."""
 _CJK_PAST = re.compile(r"(?:了|过|着|た|だ|ている|ています|てる|てます|でした|ました)\s*$")
 """A past or progressive ending of a reason: what happened, or the state of the moment."""

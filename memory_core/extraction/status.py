@@ -17,9 +17,10 @@ status of such work. An order the next answer carries out ("Fix the typo on line
 moment: it is answered now, so it opens no TODO that nobody would close. What makes
 an order a TODO is a word that places it in the work's sequence or marks it as owed
 (next, then, after that, still need to, we need to + a verb of work, let's + a verb
-of work, resume; 下一步, 接下来, 还需要, 还得; 次は, あとは, 残り). A goal needs a goal
-word scoped to the work at hand ("The goal is …", "Goal for this sprint: …",
-这次的目标是, 今回のゴールは); "The goal of the game is …" is a fact. Done needs a
+of work, resume; 下一步, 接下来, 还需要, 还得; 次は, あとは, 残り); a value locked
+("Let's pin the Python version at 3.12": :data:`.scope_markers.LOCK`) is a decision,
+no TODO. A goal needs a goal word scoped to the work at hand ("The goal is …",
+"Goal for this sprint: …", 这次的目标是, 今回のゴールは); "The goal of the game is …" is a fact. Done needs a
 word of completion (done, finished, merged, shipped, fixed; 完成, 做完, 好了; 完了,
 終わりました), not a reading ("tests are green" stays a fact); "I'm done for today"
 is no progress. Blocked needs a word of being held (blocked, stuck on, waiting on,
@@ -35,6 +36,7 @@ import re
 from dataclasses import dataclass
 
 from memory_core.extraction.cue import alt, en, phrases
+from memory_core.extraction.scope_markers import LOCK
 
 GOAL, TODO, PROGRESS, BLOCKED = "goal", "todo", "progress", "blocked"
 
@@ -73,11 +75,9 @@ _EN_TODO = (
     # "What's left is …", "The only thing left is …"
     en(r"^" + _OPENER + r"(?:what's|what\s+is|the\s+only\s+thing|all\s+that's)\s+left"
        r"(?:\s+to\s+do)?\s+is\b"),
-    # "Let's find out why …" (a verb of choice is a decision: "Let's go with …", and so is
-    # one that fixes a value: "Let's pin the Python version at 3.12")
+    # "Let's find out why …" (a verb of choice is a decision: "Let's go with …")
     en(r"^" + _OPENER + r"(?:let's|let\s+us)\s+(?!use\b|go\b|keep\b|stick\b|stay\b|switch\b"
-       r"|move\s+to\b|drop\b|pick\b|choose\b|do\b|not\b|pin\b|lock\b|freeze\b|cap\b"
-       r"|limit\b|set\b(?!\s+up\b)|standardi[sz]e\b|settle\b)(?P<verb>" + _WORK
+       r"|move\s+to\b|drop\b|pick\b|choose\b|do\b|not\b)(?P<verb>" + _WORK
        + r")"),
     # "Resume the migration at step 3": paused work set going again
     en(r"^" + _OPENER + r"(?:please\s+)?(?:resume|unpause|pick\s+up|continue\s+(?:with\s+)?)"
@@ -272,6 +272,8 @@ def _en(text: str, after: str | None) -> Found | None:
         return (TODO, 0, m.start("verb"))
     found = _first(TODO, _EN_TODO, text) or _hit(TODO, _EN_TODO_END.search(text)) \
         or _goal(_hit(GOAL, _EN_GOAL.match(text)), text)
+    if found is not None and found[0] == TODO and LOCK.search(text) is not None:
+        return None  # "Let's pin the Python version at 3.12": a value locked, a decision
     if found is not None:
         return found
     if _EN_PERSONAL.match(text) or _EN_NOT.search(text):
@@ -283,11 +285,11 @@ def _en(text: str, after: str | None) -> Found | None:
 
 
 _TARGET = re.compile(r"^\W*(?:(?:about|around|under|below|over|above|at\s+least|at\s+most"
-                     r"|less\s+than|more\s+than)\s+|约|大约)?[\d.,]+\s*(?:[^\s\d]{0,4}\s*"
-                     r"(?:です|だ|吧|了)?|%?(?:\s+[a-z][\w/-]*){1,4})\W*$", re.I)
-"""What follows a goal word when it is only a quantity ("my goal is 50", 目標は58キロです,
-我们的目标是 85%) or a measure ("40 signups a day", "under 200 ms", "99.9% uptime"): a
-target the user set, a fact, not the work's goal."""
+                     r"|less\s+than|more\s+than)\s+|约|大约)?[\d.,]+\s*[^\s\d]{0,4}"
+                     r"(?:\s+[a-z]+){0,4}\s*(?:です|だ|吧|了)?\W*$", re.I)
+"""What follows a goal word when it is only a quantity, or a quantity of what is counted
+("my goal is 50", "Our goal for this quarter is 40 signups a day", 目標は58キロです,
+我们的目标是 85%): a target the user set, a fact, not the work's goal."""
 
 
 def _goal(found: Found | None, text: str) -> Found | None:

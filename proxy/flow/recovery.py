@@ -10,6 +10,7 @@ import aiohttp
 
 from memory_core.assembly import budget
 from proxy import forwardlog, rewrite
+from proxy import headers as hdrs
 from proxy.appkeys import ENGINE, METRICS, SETTINGS
 from proxy.deployment import request_model
 from proxy.flow.exchange import Exchange
@@ -119,7 +120,9 @@ async def send_recovering(ex: Exchange, session: aiohttp.ClientSession, url: Any
 
     Returns ``(upstream, refused)``: ``refused`` is the body of an error that was
     read (its response released) and stands as the answer, else ``None`` and
-    ``upstream`` is unread. Raises what :func:`proxy.upstream.send` raises
+    ``upstream`` is unread. The new body goes under a derived ``Idempotency-Key``
+    (:func:`proxy.headers.for_send`), as a hidden round of the tool loop does. Raises
+    what :func:`proxy.upstream.send` raises
     (``UpstreamError`` and its timeout).
     """
     upstream = await ex.send(session, url, headers, body)
@@ -134,4 +137,5 @@ async def send_recovering(ex: Exchange, session: aiohttp.ClientSession, url: Any
     again = await recover(upstream.status, refused)
     if again is None:
         return upstream, refused
-    return await ex.send(session, url, headers, rewrite.dumps_body(again)), None
+    return await ex.send(session, url, hdrs.for_send(headers, 1),
+                         rewrite.dumps_body(again)), None
