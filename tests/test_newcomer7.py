@@ -6,7 +6,11 @@ Step 3: drop the old id.") lost every step at the first "Step 1 done": a step's 
 carries no content term, so "Step 1 done" shared only "step" with each TODO, and all
 three tied as the best match and closed. The next block had no TODO left, with steps 2
 and 3 not done. A done line that names a step now closes only the TODO or blocker of
-that step."""
+that step.
+
+"The billing database is Postgres 16 on db-billing-2, not 14." after "… Postgres 14 …"
+left both current, a conflict to ask the user about: a value restated with the one it
+strikes after ", not" now supersedes it."""
 
 from __future__ import annotations
 
@@ -91,3 +95,39 @@ async def test_a_done_line_naming_no_step_still_closes_by_its_words(
 ])
 def test_step_refs_reads_the_step_numbers_a_line_names(text: str, steps: set[str]) -> None:
     assert step_refs(text) == steps
+
+
+# "The billing database is Postgres 16 on db-billing-2, not 14." after "… Postgres 14 on
+# db-billing-1." left both current, the block asking the model to ask the user which
+# holds: a value restated with the one it strikes after ", not" is a correction.
+NOT_OLD = [
+    ("The billing database is Postgres 14 on db-billing-1.",
+     "The billing database is Postgres 16 on db-billing-2, not 14.", "Postgres 16"),
+    ("The staging port is 5432.", "The staging port is 5433, not 5432.", "5433"),
+    ("Our identity provider is Okta.", "Our identity provider is Keycloak, not Okta.",
+     "Keycloak"),
+]
+
+
+@pytest.mark.parametrize(("said", "fixed", "new"), NOT_OLD)
+async def test_a_value_restated_with_not_the_old_one_supersedes_it(
+        proxy: Any, upstream: FakeUpstream, said: str, fixed: str, new: str) -> None:
+    agent = Agent(proxy, upstream, session="not-old")
+    await turn(agent, proxy, said)
+    await turn(agent, proxy, fixed)
+    other = Agent(proxy, upstream, session="not-old-later")
+    block = await turn(other, proxy, "Remind me of the current setup details.")
+    lines = [ln for ln in block.splitlines() if new in ln]
+    assert len(lines) == 1, block
+    assert "superseded" in lines[0] and "CONFLICTS" not in lines[0], block
+    assert not any(said in ln and "superseded" not in ln for ln in block.splitlines()), block
+
+
+@pytest.mark.parametrize("text", [
+    "The bug is in the parser, not the lexer.",  # a contrast: no name nor number struck
+    "It is Postgres 16, not 14.",  # no named subject to revise
+    "The port is not 5432.",  # a denial, not a restated value
+])
+def test_a_not_that_strikes_no_named_value_is_no_correction(text: str) -> None:
+    from memory_core.extraction import extract
+    assert not any(i.correction for i in extract(text)), extract(text)
