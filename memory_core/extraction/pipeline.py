@@ -366,6 +366,10 @@ def _join_leads(scan: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]
     return out
 
 
+_LIST_MARK = re.compile(r"(?<![^\s])\d{1,3}[.)][ \t]+\Z")
+"""The number that opens a numbered list's item ("2. " of "2. Port the models")."""
+
+
 def _label(table: dict[str, str], m: re.Match[str]) -> str:
     """The canonical name of a matched label ("To  Do" -> "todo")."""
     return table[" ".join(m.group("label").split()).lower()]
@@ -942,6 +946,9 @@ class _Message:
                 self.out += _task(self.text, sc, a + label.end(), b, lang, name)
             return True
         if self.section and sent.list_item:
+            if self.section[0] == "todo" and sent.number \
+                    and (mark := _LIST_MARK.search(sc, max(0, a - 8), a)):
+                a = mark.start()  # "2. Port the models": its number, for "Step 2 done"
             self.out += _task(self.text, sc, a, b, lang, self.section[0])
             return True
         return False
@@ -1183,6 +1190,8 @@ class _Message:
                 # instead": the clause before says what happened, it revises nothing
                 self.instead_at = body + tail.start()
             correction = True  # "Let's use MySQL instead." (but not "Never X, use Y instead")
+        elif lang == "en" and "not" in toks and lx.EN_NOT_OLD_TAIL.search(rest):
+            correction = True  # "The port is 5433, not 5432."
         question = forced == "question" or (_is_question(rest, lang) and not (
             lang == "en" and _saves(sc[a:body], rest)))
         if self.speaker == "assistant":

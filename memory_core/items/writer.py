@@ -1596,6 +1596,33 @@ _RESUMED_WORK = re.compile(r"(?i)\s(?:at|from|with|on|after|before|since|in|once
 says where or when, and would dilute the overlap with the blocker."""
 
 
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())}
+_CJK_DIGITS = {c: str(i) for i, c in enumerate("〇一二三四五六七八九十")}
+_STEP_REF = re.compile(
+    r"(?i)\b(?:step|phase|stage|part|milestone)\s*(?:#|no\.?\s*)?"
+    r"(?P<n>\d{1,3}|" + "|".join(_NUMBER_WORDS) + r")\b"
+    r"|第\s*(?P<zh>\d{1,3}|[一二三四五六七八九十])\s*(?:步|阶段|階段)"
+    r"|(?:ステップ|手順|フェーズ)\s*(?P<ja>\d{1,3})"
+    r"|^\s*(?P<item>\d{1,3})[.)]\s")
+"""A numbered step of a plan that a task line names: "Step 2", "phase three", "step #4",
+第二步, ステップ3, or the number opening a plan's list item ("2. Port the models")."""
+
+
+def step_refs(text: str) -> frozenset[str]:
+    """The numbers of the plan steps ``text`` names, in digits: ``{"2"}`` for "Step 2
+    is done", 第二步完成了 and "2. Port the models to Pydantic"; empty when it names none.
+    A step's number carries no content term (:func:`memory_core.items.overlap.terms`
+    keeps no digits), so "Step 1 done" and "Step 3: drop the old id" share only "step"."""
+    out = set()
+    for m in _STEP_REF.finditer(text):
+        raw = (m.group("n") or m.group("zh") or m.group("ja") or m.group("item")).lower()
+        n = _NUMBER_WORDS.get(raw) or ("10" if raw == "十" else
+                                       "".join(_CJK_DIGITS.get(c, c) for c in raw))
+        out.add(n.lstrip("0") or "0")
+    return frozenset(out)
+
+
 def norm_task(text: str) -> str:
     """Lowercase word-run form of a task line, used to merge restatements."""
     return " ".join(_WORD.findall(text.lower()))[:300]
@@ -1609,7 +1636,8 @@ def merge_task_line(tx: Tx, scope: Scope, thread_id: int,
     goal: a new goal supersedes the open one. todo: added open (a restatement is
     merged). progress: appended; when it says done/完成/完了 (or, in Chinese and
     Japanese, a completion aspect: 已经…, …しました; not 开始/開始/まだ) it closes
-    the open TODO or blocker it names best — the most content terms shared
+    the open TODO or blocker it names best — one naming the same numbered step of a
+    plan (:func:`step_refs`; never one naming only other steps), else the most content terms shared
     (stemmed words, CJK bigrams; :mod:`memory_core.items.overlap`), at least 60 % of the
     smaller side and two terms (one when a side has one). blocked: added open;
     decision: appended. A todo that resumes work (:data:`_RESUME`) closes the open
@@ -1630,8 +1658,14 @@ def merge_task_line(tx: Tx, scope: Scope, thread_id: int,
         done = terms(_RESUME.sub(" ", _RESUMED_WORK.split(text)[0]) if resumed
                      else _DONE.sub(" ", text))
         scored = []
+        said_steps = step_refs(text)
         for row in tasks.open_todos(thread_id):
             if resumed and row["label"] != "blocked":
+                continue
+            row_steps = step_refs(row["text"]) if said_steps else frozenset()
+            if row_steps:  # "Step 2 done" closes "2. Port the models", never step 3
+                if row_steps & said_steps:
+                    scored.append((2.0, len(said_steps), int(row["id"])))
                 continue
             entry = terms(row["text"])
             shared = len(entry & done)
