@@ -361,11 +361,23 @@ _EN_AND_WORK = en(r"\s+(?:and(?:\s+then)?|then|as\s+well\s+as)\s+(?=" + _WORK + 
 """Between two pieces of work in one TODO: "add a lint step … and write the runbook"."""
 
 
+_EN_BACK_REF = en(r"(?:and|as\s+well\s+as)\s+\S+(?:\s+(?:up|out|in|off|on))?\s+"
+                 r"(?:it|them|this|that|these|those)\W*$")
+"""A plain "and" whose verb only takes the first piece's object back ("fix the bug and
+deploy it"): the same piece of work, not a second TODO ("…, then deploy it" is one)."""
+
+
 def _each_work(scan: str, a: int, b: int, topic: tuple[int, int]) -> list[Status]:
-    """One TODO per piece of work the clause ``scan[a:b]`` joins by "and <verb>"."""
+    """One TODO per piece of work the clause ``scan[a:b]`` joins by "and <verb>"
+    (:data:`_EN_AND_WORK`), except a piece that only takes the last one's object back
+    (:data:`_EN_BACK_REF`)."""
     out: list[Status] = []
     start, t_start = a, topic[0]
-    for m in _EN_AND_WORK.finditer(scan, topic[0], b):
+    joins = list(_EN_AND_WORK.finditer(scan, topic[0], b))
+    for i, m in enumerate(joins):
+        until = joins[i + 1].start() if i + 1 < len(joins) else b
+        if _EN_BACK_REF.match(scan[m.start():until].strip()):
+            continue
         out.append(Status(TODO, start, m.start(), t_start, m.start()))
         start = t_start = m.end()
     out.append(Status(TODO, start, b, t_start, topic[1]))
