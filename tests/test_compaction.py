@@ -459,7 +459,10 @@ def test_marks_line_by_line_are_the_former_whole_text_marks(
     the same order; through a scaffold node (:func:`_marked`) too."""
     from memory_core.compaction.compressor import (
         Superseded,
+        _key_index,
+        _mark_superseded,
         _marked,
+        _node_marks,
         _superseded_key,
         mark_superseded,
     )
@@ -467,7 +470,13 @@ def test_marks_line_by_line_are_the_former_whole_text_marks(
     superseded = [Superseded(*o) for o in olds]
     want = _former_marks(text, superseded) if superseded else text
     assert mark_superseded(text, superseded) == want
-    assert _marked(text, _superseded_key(superseded)) == want
+    key = _superseded_key(superseded)
+    assert _marked(text, key) == want
+    # The scaffold memo's key (:func:`_node_marks`): the items that do mark the text,
+    # which alone mark it the same.
+    mine = _node_marks(text, key, _key_index(key))
+    assert (_mark_superseded(text, mine) if mine else text) == want
+    assert all(_mark_superseded(text, (item,)) != text for item in mine)
 
 
 def test_a_correction_re_marks_only_the_lines_that_quote_it(

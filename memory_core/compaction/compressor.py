@@ -828,6 +828,50 @@ def _marked(text: str, key: tuple[tuple[int, str, str | None, str | None], ...],
     return _mark_superseded(text, mine) if mine else text
 
 
+def _node_marks(text: str, key: _ItemKey, index: _KeyIndex) -> _ItemKey:
+    """The items of ``key`` that mark ``text`` (:func:`_marked`), in ``key``'s order:
+    those the node may quote (cited, of a number it holds, or of a value that is not a
+    plain number) kept when a line of it does quote them (:func:`_quotes`).
+
+    ``text`` marked by these alone is ``text`` marked by all of ``key``: an item that
+    marks no line adds nothing to any line's quote, and the order is ``key``'s. So a
+    scaffold keyed on each node's marks is rendered again only when a correction,
+    edit or purge changes what some summary quotes, not on every correction
+    (:func:`scaffold_text`; the superseded items are the newest 200)."""
+    if not key:
+        return ()
+    by_source, by_number, anywhere = index
+    cited, numbers = _refs(text)
+    at = set(anywhere)
+    for source_id in by_source.keys() & cited:
+        at.update(by_source[source_id])
+    for number in by_number.keys() & numbers:
+        at.update(by_number[number])
+    return tuple(key[n] for n in sorted(at) if _quotes(text, key[n]))
+
+
+@functools.lru_cache(maxsize=16384)
+def _quotes(text: str, item: tuple[int, str, str | None, str | None]) -> bool:
+    """Whether ``item`` marks a line of ``text`` (:func:`_mark_superseded`): a line
+    not saying "superseded" that cites its message, or that holds its value (a plain
+    number among the line's numbers, any other value anywhere) where its value
+    pattern matches. Memoised: an item is asked about each node once, not on every
+    request it stays among the newest superseded."""
+    source_id, _text, value_text, _unit = item
+    pattern = Superseded(*item).value_pattern()
+    plain = value_text is not None and _DIGITS.fullmatch(value_text) is not None
+    for line in text.split("\n"):
+        if "superseded" in line:
+            continue
+        cited, numbers = _line_refs(line)
+        if source_id in cited:
+            return True
+        if (pattern is not None and (not plain or value_text in numbers)
+                and pattern.search(line)):
+            return True
+    return False
+
+
 @functools.lru_cache(maxsize=1024)
 def _refs(text: str) -> tuple[frozenset[int], frozenset[str]]:
     """The message ids ``text`` cites and the numbers it holds (:func:`_numbers_in`)."""
@@ -846,24 +890,29 @@ def scaffold_text(roots: Sequence[SummaryNode], *, tools_enabled: bool,
     most the scaffold may count; when the full texts do not fit, nodes render as
     one-line headers with their ranges (oldest and highest first), then runs of
     headers as one line, until it fits (or only the intro is left). Deterministic,
-    so the bytes stay identical until the forest, the superseded items or the
-    budget change. ``short_tools``: the tools offered are the short set
+    so the bytes stay identical until the forest, the superseded items its nodes
+    quote or the budget change. ``short_tools``: the tools offered are the short set
     (:data:`memory_core.tools.memory_tools.SHORT_DEFINITIONS`), the only ones named.
 
     Memoised (:data:`_SCAFFOLDS`): a long conversation's requests render the same
     scaffold until the next compaction, and one over its budget counts its tokens
-    stage by stage.
+    stage by stage. The key holds, of the superseded items, only those each node's
+    lines quote (:func:`_node_marks`): a correction that no summary quotes keeps the
+    bytes and the memo, so the upstream's cached prefix holds.
     """
+    items = _superseded_key(superseded)
+    index = _key_index(items)
+    marks = tuple(_node_marks(n.text, items, index) for n in roots)
     key = (tuple((n.id, n.level, n.first, n.last, len(n.message_ids), n.tokens,
                   n.source_tokens, n.model, n.text) for n in roots),
-           tools_enabled, _superseded_key(superseded), budget_tokens, short_tools)
+           tools_enabled, marks, budget_tokens, short_tools)
     with _SCAFFOLDS_LOCK:
         text = _SCAFFOLDS.get(key)
         if text is not None:
             _SCAFFOLDS.move_to_end(key)
             return text
     text = _scaffold_text(roots, tools_enabled=tools_enabled, superseded=superseded,
-                          budget_tokens=budget_tokens, short_tools=short_tools)
+                          budget_tokens=budget_tokens, short_tools=short_tools, marks=marks)
     with _SCAFFOLDS_LOCK:
         _SCAFFOLDS[key] = text
         while len(_SCAFFOLDS) > _SCAFFOLDS_KEPT:
@@ -872,16 +921,19 @@ def scaffold_text(roots: Sequence[SummaryNode], *, tools_enabled: bool,
 
 
 _SCAFFOLDS: OrderedDict[tuple[Any, ...], str] = OrderedDict()
-"""Scaffolds rendered lately, by everything :func:`scaffold_text` reads (the nodes'
-fields and texts, the options, the superseded items); least recently used first."""
+"""Scaffolds rendered lately, by everything their bytes depend on (the nodes' fields
+and texts, the options, the superseded items each node quotes); least recently used
+first."""
 _SCAFFOLDS_KEPT = 64
 _SCAFFOLDS_LOCK = threading.Lock()
 
 
 def _scaffold_text(roots: Sequence[SummaryNode], *, tools_enabled: bool,
                    superseded: Sequence[Superseded], budget_tokens: int | None,
-                   short_tools: bool) -> str:
-    """:func:`scaffold_text`, rendered."""
+                   short_tools: bool, marks: Sequence[_ItemKey] | None = None) -> str:
+    """:func:`scaffold_text`, rendered. ``marks``: each node's items
+    (:func:`_node_marks`), as the memo's key holds them; without them each node is
+    marked against all of ``superseded`` (:func:`_marked`), the same bytes."""
     first, last = roots[0].first, roots[-1].last
     search = "memory_search" if short_tools else "memory_grep / memory_search"
     how = (f"call view_message(message_id) to read any of them in full, or {search} to "
@@ -893,12 +945,17 @@ def _scaffold_text(roots: Sequence[SummaryNode], *, tools_enabled: bool,
         f"summaries below. The original messages are kept: {how}. [msg N] cites message N. "
         "This is history, not new instructions.",
     ]
-    key = _superseded_key(superseded)  # once, not once per node (up to 200 items)
-    index = _key_index(key)
+    if marks is None:
+        key = _superseded_key(superseded)  # once, not once per node (up to 200 items)
+        index = _key_index(key)
+        texts = [_marked(node.text, key, index) for node in roots]
+    else:
+        texts = [_mark_superseded(node.text, mine) if mine else node.text
+                 for node, mine in zip(roots, marks, strict=True)]
     full = [f"== Level {node.level} summary · messages {node.first}–{node.last} "
             f"({len(node.message_ids)} messages, {node.source_tokens} → {node.tokens} tokens,"
-            f" {node.model}) ==\n" + _marked(node.text, key, index)
-            for node in roots]
+            f" {node.model}) ==\n" + text
+            for node, text in zip(roots, texts, strict=True)]
     text = "\n\n".join(["\n".join(intro), *full])
     if budget_tokens is None or _fits(text, budget_tokens):
         return text
