@@ -96,7 +96,8 @@ def find(text: str, lang: str) -> tuple[re.Match[str], str] | None:
         if m is None:
             return None
         return m, "what" if m.group("what") is not None else "what2"
-    forms = (ZH_NEVER_MIND, ZH_NO_NEED, ZH_THAT_RULE) if lang == "zh" else (JA_AFTER_ALL, JA_DONT_MIND)
+    forms = ((ZH_NEVER_MIND, ZH_NO_NEED, ZH_THAT_RULE) if lang == "zh"
+             else (JA_AFTER_ALL, JA_DONT_MIND))
     for pattern in forms:
         m = pattern.match(text)
         if m is None or (lang == "zh" and _ZH_ONE_OFF.search(m.group(0))):
