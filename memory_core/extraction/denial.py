@@ -95,7 +95,7 @@ ZH_DENIAL: Final = re.compile(
     _ZH_LEAD + r"(?:我(?:们|們)?(?:俩|倆|两个|兩個|两人|兩人)?|咱们|咱們"
     r"|我和[^\s，,。、]{1,4}?|[^\s，,。、]{1,4}?和我)"
     r"(?:其实|实际上|根本|从来|压根|并|也|都|已经|现在)*"
-    r"(?P<neg>不再|没法|没办法|没有|没|並沒有|並没有|不是|不能|不会|不會|不可以|无法|無法)"
+    r"(?P<neg>不再|没法|没办法|没有|没|並沒有|並没有|不是|不能|不会|不會|不可以|无法|無法|不)"
     r"(?:再)?(?P<rest>[^，,。！!？?；;]{1,20}?)(?P<end>了)?[。！!]?$")
 _JA_SPEAKER = (r"(?:私|僕|俺|わたし)(?:たち|達|ら)?(?:は|も)(?:二人とも|みんな|全員)?"
                r"|我々は|うちは|(?:私|僕|俺|わたし)と[^、，,。\s]{1,5}?は"
@@ -153,8 +153,10 @@ def find(text: str, lang: str) -> Denial | None:
         m = ZH_DENIAL.match(text.strip())
         if m is None:
             return None
+        if m.group("neg") == "不" and m.group("end") is None:
+            return None  # 我不吃辣: a standing dislike, no denial; 我不吃辣了 ends one
         rest = re.sub(r"[过了]", "", m.group("rest"))
-        return Denial("", rest, m.group("neg") == "不再") if rest else None
+        return Denial("", rest, m.group("neg") in ("不再", "不")) if rest else None
     m = JA_DENIAL.match(text.strip()) or JA_PLAIN_DENIAL.match(text.strip()) \
         or JA_ABLE_DENIAL.match(text.strip())
     if m is None:

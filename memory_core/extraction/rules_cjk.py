@@ -54,6 +54,9 @@ _ZH_COPULA = re.compile(
     r"|叫做|叫|等于|位于|设为|设置为|改到|改成|改为|定在|大概|大约|约为|已经|每|将|(?<![开例周晨早班年大站社机聚约])会(?![议员话计])"
     r"|(?<!可)能|可以|需要|支持"
 )
+_ZH_ENDED = re.compile(r"(?:不再|不|没有|没)[^，,。；;！!？?]{1,20}?了[。！!]?$")
+"""After 已经: a state that ended, said with 了 (不养猫了, 没有车了); not 已经吃饭了,
+work done."""
 _ZH_META_NOUNS = frozenset(("问题", "事情", "事", "情况", "疑问", "重点", "关键"))
 _ZH_TARGET = re.compile(r"(?:做|作为|当作|当|来做|来当)(?P<t>[^，,。；吧了]{1,12})")
 _ZH_USE_FOR = re.compile(r"(?:用|使用|采用)[^，,。；]{1,30}?(?:来)?(?:(?:做|作为|当作|跑|管理)"
@@ -367,6 +370,11 @@ def classify_zh(c: Clause) -> Verdict | None:
     if subject is None and copula is not None and copula.group() == "是":
         subject = cjk_key(core[copula.end():], "zh")
     first_person = lc.ZH_FIRST_PERSON.match(core)
+    if subject is None and first_person and copula is not None and copula.group() == "已经" \
+            and _ZH_ENDED.match(core, copula.end()):
+        # 我已经不养猫了, 我已经没有车了: a state of the speaker's that ended, keyed by
+        # what ended (the writer retires the statement of it: items.denial)
+        subject = cjk_key(core[copula.end():], "zh")
     if hedged and copula is None:
         return None
     if copula is None and not _fixes(c) and not (first_person and len(core) >= 4):

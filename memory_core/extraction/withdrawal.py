@@ -13,9 +13,11 @@ own forms:
   "Ignore the warning" are orders about the work at hand and withdraw nothing;
 * a leave given again: "Paid tools are okay again", "Emojis are fine again", "You can
   use bullet points again", "Feel free to use emojis again", "Tables are no longer
-  banned" — "again" (or "no longer banned") presupposes the earlier ban;
+  banned" — "again" (or "no longer banned") presupposes the earlier ban; a reason may
+  follow ("Mondays are fine again now that the kids are back at school");
 * 算了，不用附英文翻译了 (算了 then 不用 and a verb of adding to the answer: 附, 加, 带,
-  标, 配, 给出), 英文翻译就不用了 (the thing, then 就/也 不用了), やっぱり絵文字はなしで
+  标, 配, 给出), 英文翻译就不用了 (the thing, then 就/也 不用了), 表格那条不用管了 (the
+  thing, then 那条 — the rule about it — and 不用(管)了 or 作废了), やっぱり絵文字はなしで
   (やっぱり, the thing, なし/いらない), 文字数の制限はもう気にしないで (気にしないで with
   もう or a rule word: 警告は気にしないで is about the warning at hand).
 
@@ -57,7 +59,7 @@ EN_AGAIN: Final = re.compile(
     r"|off[\s-]limits|prohibited))"
     rf"|(?:you\s+(?:can|may)|feel\s+free\s+to|it'?s\s+(?:fine|ok(?:ay)?)\s+to)\s+"
     rf"(?:use|add|include|suggest|recommend|mention)\s+(?P<what2>{_PHRASE}{{2,40}}?)\s+again)"
-    r"(?=\s*(?:[,;.!\u2014\u2013]|$))", re.I)
+    r"(?=\s*(?:[,;.!\u2014\u2013]|$)|\s+(?:now\s+that|since|because)\s)", re.I)
 AFTER_REASON: Final = re.compile(
     r"[,;\u2014\u2013]\s*(?:and\s+)?(?:so|which\s+means|hence|therefore)\s+(?=\w)"
     r"|\s+so\s+(?=(?:please\s+|just\s+)?(?:ignore|forget|disregard|drop|scratch|never\s?mind)\b)",
@@ -73,6 +75,9 @@ ZH_NEVER_MIND: Final = re.compile(
 ZH_NO_NEED: Final = re.compile(
     r"(?:那|那么|嗯|哦)?[，,]?(?P<what>[^，,。！!？?；;就也]{2,20}?)(?:就|也)(?:不用|不需要|不必)"
     r"(?:了|吧)" + _CJK_END)
+ZH_THAT_RULE: Final = re.compile(
+    r"(?P<what>[^，,。！!？?；;]{1,20}?)(?:那条|那一条|那个要求|那个规定)(?:就|也)?"
+    r"(?:不用管|不用理|不用|不需要|不算|作废|取消)(?:了|吧)" + _CJK_END)
 JA_AFTER_ALL: Final = re.compile(
     r"やっぱり[、,]?(?P<what>[^、，,。！!？?は]{1,20}?)は(?:もう)?(?:なし|無し|いらない|要らない"
     r"|不要|やめて)(?:です|で(?:お願いします)?|でいい(?:です)?|にして(?:ください)?)?" + _CJK_END)
@@ -91,7 +96,8 @@ def find(text: str, lang: str) -> tuple[re.Match[str], str] | None:
         if m is None:
             return None
         return m, "what" if m.group("what") is not None else "what2"
-    forms = (ZH_NEVER_MIND, ZH_NO_NEED) if lang == "zh" else (JA_AFTER_ALL, JA_DONT_MIND)
+    forms = ((ZH_NEVER_MIND, ZH_NO_NEED, ZH_THAT_RULE) if lang == "zh"
+             else (JA_AFTER_ALL, JA_DONT_MIND))
     for pattern in forms:
         m = pattern.match(text)
         if m is None or (lang == "zh" and _ZH_ONE_OFF.search(m.group(0))):
