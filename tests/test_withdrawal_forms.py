@@ -43,8 +43,11 @@ NAMED = [  # (message, the phrase naming what is withdrawn)
 @pytest.mark.parametrize(("text", "phrase"), NAMED)
 def test_a_withdrawal_of_the_thing_names_it(text: str, phrase: str) -> None:
     items = extract(text)
-    assert items and items[0].kind == "retraction", items
-    assert items[0].replaces == phrase, items
+    # the withdrawal, whatever else the message states ("the python 2 boxes are gone"
+    # is also a status of the work: a task item of its own)
+    withdrawals = [i for i in items if i.kind == "retraction"]
+    assert len(withdrawals) == 1, items
+    assert withdrawals[0].replaces == phrase, items
 
 
 NOT_WITHDRAWN = [
