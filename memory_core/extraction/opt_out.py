@@ -42,7 +42,8 @@ EN_OPT_OUT: Final = re.compile(
     r"(?:memory|memories|notes)))?\s*(?=[,.;:!\u2014\u2013-]|\bbut\b|$)"
     # blanks after a line start or a stop, newlines not: ^ (re.M) starts the last line,
     # so a run of newlines is read once (linear time)
-    r"|(?:(?:^|[.!?;:(\n])[^\S\n]*|\b(?:this|that|it|all\s+(?:of\s+)?this)\s*(?:is|'s|stays|remains)\s+)"
+    r"|(?:(?:^|[.!?;:(\n])[^\S\n]*"
+    r"|\b(?:this|that|it|all\s+(?:of\s+)?this)\s*(?:is|'s|stays|remains)\s+)"
     r"(?:strictly\s+|completely\s+|totally\s+)?off\s+the\s+record\s*(?=[,.;:!?\u2014\u2013-]|$)",
     re.I | re.M)
 ZH_OPT_OUT: Final = re.compile(
