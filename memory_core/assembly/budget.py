@@ -434,7 +434,7 @@ _STATED = (
     re.compile(r"(?i)max_model_len[\"'=: ]+(\d+)"),
     re.compile(r"(?i)\"n_ctx\"\s*:\s*(\d+)"),
     re.compile(r"(?i)n_ctx[=: ]+(\d+)"),
-    re.compile(r"(?i)\d+ tokens? > (\d+) maximum"),
+    re.compile(r"(?i)(?<!\d)\d+ tokens? > (\d+) maximum"),  # (?<!\d): linear in digits
     re.compile(r"(?i)context (?:window|size|length) (?:of|is) (\d+)"),
     re.compile(r"(?i)limit (?:is |of )?(\d+) tokens"),
 )
@@ -444,7 +444,7 @@ _THEIRS = (
     re.compile(r"(?i)prompt \(length (\d+)\)"),
     re.compile(r"(?i)\"n_prompt_tokens\"\s*:\s*(\d+)"),
     re.compile(r"(?i)prompt is too long: (\d+) tokens"),
-    re.compile(r"(?i)(\d+) tokens? > \d+ maximum"),
+    re.compile(r"(?i)(?<!\d)(\d+) tokens? > \d+ maximum"),
 )
 
 

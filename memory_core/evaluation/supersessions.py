@@ -94,7 +94,9 @@ def _reason(text: str) -> str:
     return _ITEM_REF.sub("", text).strip()
 
 
-_ITEM_REF = re.compile(r"\s*(?:\([^)]*\)\s*)?:?\s*(?:by\s+)?item \d+.*$")
+_ITEM_REF = re.compile(r"(?<!\s)\s*+(?:\([^()]*\)\s*+)?:?\s*+(?:by\s+)?item \d+.*$")
+"""The item a reason names (" (by item 12)") and what follows; possessive blanks that start after a non-blank, so a
+long run of blanks or brackets is read in linear time."""
 
 
 def run(data: str | Path, conversations: list[int], *, index: bool = False

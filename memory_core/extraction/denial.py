@@ -70,7 +70,7 @@ is in the subject, :data:`_EN_NONE_OF_US`): "Neither of us drinks coffee.", "Nob
 my family eats pork.", "None of us is vegetarian"."""
 _EN_BE_AUX: Final = frozenset(("'m", "am", "was", "'re", "are", "were"))
 _EN_ENDING: Final = re.compile(
-    r"\s+(?:any\s?more|any\s+longer|now|at\s+all|either|yet)$", re.I)
+    r"(?<!\s)\s+(?:any\s?more|any\s+longer|now|at\s+all|either|yet)$", re.I)
 _EN_BE: Final = frozenset(("am", "'m", "is", "are", "was", "were", "be", "been", "being"))
 _EN_HAVE: Final = frozenset(("have", "'ve", "has", "had", "having"))
 _EN_WORD: Final = re.compile(r"[a-z]+(?:'[a-z]+)?|'[mv]e?\b|'m\b", re.I)

@@ -43,7 +43,7 @@ _AFTER_VERB = (r"(?=\s+(?:(?-i:[A-Z])|(?:the|a|an|my|our|your|their|his|her|its|
                r"|\s*[.!;,]?\s*$)")
 """What follows the verb: an object, a preposition or an adverb, or the clause's end
 ("and log files": "log" before a bare noun is a noun)."""
-JOINT = re.compile(r"(?:,?\s+(?:and|but|or)|,)\s+(?=" + _ADVERB + r"(?:" + _VERBS + r")\b"
+JOINT = re.compile(r"(?:(?:,|(?<!\s))\s+(?:and|but|or)|,)\s+(?=" + _ADVERB + r"(?:" + _VERBS + r")\b"
                    r"(?!\s+(?:it|them|this|that|these|those)\b)" + _AFTER_VERB + r")", re.I)
 """The joint before a verb phrase with no subject ("… and use Emacs instead", "I live in
 Porto, work as a nurse and …"); not one whose object points back ("I use Emacs and love

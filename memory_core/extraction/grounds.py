@@ -26,9 +26,9 @@ import re
 
 __all__ = ["rests_on_lasting"]
 
-_SO = re.compile(r"(?:,|;|\band)?\s*(?:so|therefore|which\s+means)\s*,?\s*$", re.I)
+_SO = re.compile(r"(?:,|;|\band|(?<!\s))\s*(?:so|therefore|which\s+means)\s*,?\s*$", re.I)
 """The joint between a reason and the order after it: "…, so give me …"."""
-_BECAUSE = re.compile(r",?\s*\b(?:because|since|as|given\s+that)\s+(?=\S)", re.I)
+_BECAUSE = re.compile(r"(?:,|(?<!\s))\s*\b(?:because|since|as|given\s+that)\s+(?=\S)", re.I)
 """The joint between an order and the reason after it: "… because I …"."""
 _SENTENCE_END = re.compile(r"[.!?\n]\s*")
 

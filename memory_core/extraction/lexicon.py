@@ -563,12 +563,13 @@ migrated", "nobody changed it to 60 rpm"), a modal, advice ("you can use X inste
 Y") or plan ("we will have moved", "we plan to …"), a condition ("if we moved to
 Kafka", "when we migrated …": a fronted clause, not the statement)."""
 EN_REPLACE_TAIL = en(
-    r"\s+(?:for|as|in|at|on|last|this|next|yesterday|today|since|because|after|before|when"
+    r"(?<!\s)\s+(?:for|as|in|at|on|last|this|next|yesterday|today|since|because|after|before|when"
     r"|and|but|so|to|with|from|during|earlier|recently|back|over|instead|now|already|across"
-    r"|everywhere|again|too|entirely|completely)(?![\w-])|\s*[,;(]|:(?!\d)|\s+-\s|\.(?:\s|$)"
-    r"|[.!]+$")
+    r"|everywhere|again|too|entirely|completely)(?![\w-])|(?<!\s)\s*[,;(]|:(?!\d)|(?<!\s)\s+-\s|\.(?:\s|$)"
+    r"|(?<![.!])[.!]+$")
 """Where a new value's phrase ends ("Kafka| last month", "Fly.io| for the API"); not
-inside a hyphenated word ("my in-laws' house", "the on-call rota")."""
+inside a hyphenated word ("my in-laws' house", "the on-call rota"). A tail starts at the
+first blank or stop of its run, so a long run is read once (linear time)."""
 EN_REPLACE_ROLE = en(r"^\s+(?:(?:for|as)\s+(?:the\s+|our\s+|my\s+|their\s+|a\s+|an\s+)?"
                      r"|(?:on|in|at)\s+(?:the|our|my|their)\s+)"
                      r"(?P<role>[\w\s-]{2,40}?)\s*(?:[,.;!]|$|\s+(?:last|this|since|because"

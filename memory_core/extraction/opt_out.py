@@ -40,7 +40,10 @@ EN_OPT_OUT: Final = re.compile(
     r"(?:saved|stored|remembered|kept|recorded|memori[sz]ed|noted(?:\s+down)?"
     r"|written\s+down))(?:\s+(?:down|(?:in|to|into)\s+(?:your\s+)?(?:long[- ]term\s+)?"
     r"(?:memory|memories|notes)))?\s*(?=[,.;:!\u2014\u2013-]|\bbut\b|$)"
-    r"|(?:(?:^|[.!?;:(\n])\s*|\b(?:this|that|it|all\s+(?:of\s+)?this)\s*(?:is|'s|stays|remains)\s+)"
+    # blanks after a line start or a stop, newlines not: ^ (re.M) starts the last line,
+    # so a run of newlines is read once (linear time)
+    r"|(?:(?:^|[.!?;:(\n])[^\S\n]*"
+    r"|\b(?:this|that|it|all\s+(?:of\s+)?this)\s*(?:is|'s|stays|remains)\s+)"
     r"(?:strictly\s+|completely\s+|totally\s+)?off\s+the\s+record\s*(?=[,.;:!?\u2014\u2013-]|$)",
     re.I | re.M)
 ZH_OPT_OUT: Final = re.compile(

@@ -147,7 +147,7 @@ _MAX_PREFIXES = 6
 _LABEL_WINDOW = 40  # task/meta labels sit in the first characters of a line
 _CJK_SMALL_TALK_MAX = 24
 _EN_SPLIT = re.compile(
-    r",?\s+(?:and|but|so|whereas|while)\s+(?=(?:the|their|our|my|his|her|its|we|i|they|you|it"
+    r"(?:,|(?<!\s))\s+(?:and|but|so|whereas|while)\s+(?=(?:the|their|our|my|his|her|its|we|i|they|you|it"
     r"|this|that|don't|do\snot|never|always|please|no)\b)|,\s*so\s+", re.I)
 _EN_ADVERB_PREDICATE = re.compile(r"(?:always|never)\s+(?!(?:use|be|do)\b)[a-z]", re.I)
 """A verb phrase after the joint that opens on "always"/"never" with no subject of its own."""
@@ -209,7 +209,7 @@ tabs" stays with its sentence: it only restates the first order's alternative). 
 closing "always" ("Use UTC, always.", "…, always, even in logs", "…, always and without
 exception") qualifies the order before it: no joint."""
 _EN_SHARED_SUBJECT = re.compile(
-    r",?\s+and\s+(?=(?:(?:usually|often|always|also|then|typically|normally|generally|sometimes)\s)?"
+    r"(?:,|(?<!\s))\s+and\s+(?=(?:(?:usually|often|always|also|then|typically|normally|generally|sometimes)\s)?"
     r"(?:is|are|was|were|has|have|takes|runs|finishes|lasts|costs|needs|uses|ends|starts|holds"
     r"|handles|returns|expires|fails|times\sout)\b[^,;.]{0,40}?\d)", re.I)
 """'The nightly job runs at 02:00 and usually finishes in 25 minutes': two facts, one subject."""
@@ -227,7 +227,7 @@ _EN_SUBORDINATE = re.compile(r"\s*(?:when|whenever|if|once|after|before|while|un
                              r"|up\s+to|between|from|per)\b", re.I)
 """A sentence that opens with a condition, a cause or a setting ("With 3 replicas, …",
 "Above 90 % disk usage, …"): its comma ends that, not a statement."""
-_NUMERIC_JOINT = re.compile(r",?\s+(?:and|but|while|whereas)\s+|[,，;；、]\s*", re.I)
+_NUMERIC_JOINT = re.compile(r"(?:,|(?<!\s))\s+(?:and|but|while|whereas)\s+|[,，;；、]\s*", re.I)
 _DENIED_VALUE = re.compile(r"\s*(?:not|rather\s+than|instead\s+of|不是|并非|而非|而不是|非"
                            r"|じゃなくて|じゃなく|ではなく)\s*(?=[\d０-９一二三四五六七八九十])", re.I)
 """What opens a number the statement denies ("7, not 6", "9 月 3 号，不是 9 月 13 号"):

@@ -177,9 +177,10 @@ _LEAD_ONLY = en(r"(?:" + _OPENER + r"(?:next(?:\s+up)?|then|after\s+that|afterwa
                 r"|goals?\s+(?:for|of)\s+(?:this|the|today|today's)\s+\w+(?:\s+\w+)?"
                 r"|下一步|接下来|然后|之后|另外|好的?|那|次は|次に|その後|それから)\s*$")
 """A clause that is only a lead or an acknowledgement ("Next,", "OK,", 然后，)."""
-_SPLIT = {"en": re.compile(r"\s*[,;:]\s+|\s+[\u2013\u2014]\s+"),
-          "zh": re.compile(r"\s*[，；：,;]\s*"),
-          "ja": re.compile(r"\s*[；：]\s*")}
+_SPLIT = {"en": re.compile(r"(?<!\s)(?:\s*[,;:]\s+|\s+[\u2013\u2014]\s+)"),
+          "zh": re.compile(r"(?<!\s)\s*[，；：,;]\s*"),
+          "ja": re.compile(r"(?<!\s)\s*[；：]\s*")}
+"""A joint starts at the first blank before it (never inside a run of blanks: linear)."""
 
 
 @dataclass(frozen=True, slots=True)

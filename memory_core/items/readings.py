@@ -11,6 +11,9 @@ Apart from :mod:`memory_core.items.standing` because these lexicons grow with ea
 way of reporting a number, not with the words by which a rule stands. Read by the block
 (:func:`memory_core.assembly.block.standing_weight`), by supersession (two readings are
 not rival values) and by :mod:`memory_core.items.chitchat`. Pure, no I/O.
+
+A figure is at most 16 characters in every pattern here (``\\d[\\d.,]{0,15}``), so a
+pasted row of figures ("1,2,3,…") is read in linear time.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ OBSERVATION = re.compile(
     r"|came (?:to|in|out)|quoted"
     r"|decreased|grew|doubled|tripled|halved|shrank|improved|regressed|slowed|surged|plunged"
     r"|keeps?\s(?:getting|seeing|hitting|throwing|returning|failing))\b"
-    r"|\b\d[\d.,]*\s*[a-z]*\s+ago\b"
+    r"|\b\d[\d.,]{0,15}\s*[a-z]*\s+ago\b"
     r"|用了|花了|耗时|测得|测出|跑了|达到了|降到了|升到了|变成了|涨到|涨了|增加到|增加了|减少到"
     r"|减少了|下降到|下降了|上升到|上升了|增长到|增长了|翻了"
     r"|了(?:[一二三四五六七八九十两几半]+|\d+)\s*(?:个)?(?:天|周|星期|月|年|小时|分钟|次|遍|趟)"
@@ -51,7 +54,7 @@ DONE_COUNT = re.compile(
     r"(?:[a-z]{3,}ed|ran|sent|wrote|built|lost|spent|sold|caught|found|did|gave|fetched"
     r"|bought|paid|made|won|ate|drank|brought|had|took|slept|saw)"
     r"\s+(?:(?:out|off|back|up)\s+)?(?:about\s+|over\s+|nearly\s+|almost\s+|only\s+|just\s+|~\s*)?\d"
-    r"|\b\d[\d.,]*\s+(?:[a-z]+\s+)?(?!(?:need|required|allowed|allocated|reserved|assigned"
+    r"|\b\d[\d.,]{0,15}\s+(?:[a-z]+\s+)?(?!(?:need|required|allowed|allocated|reserved|assigned"
     r"|expected|planned|scheduled|budgeted)\b)[a-z]{3,}ed\s*(?:[,.;!)]|$)", re.I)
 """A past verb of work done right before its count ("Synced 4812 files", "processed
 1,204 records", "ran 40 tests", "bought 3 chairs", "paid 40 euros", "only had 20 minutes"), or after it at the end of its clause ("3 skipped",
@@ -70,7 +73,7 @@ the staging cluster to 9 nodes yesterday", 我们把超时增加到了60秒): th
 they set, though a change word or a past day reports it."""
 
 
-_LATER = re.compile(r"\b\d[\d.,]*\s*[a-z]*\s+later\b"
+_LATER = re.compile(r"\b\d[\d.,]{0,15}\s*[a-z]*\s+later\b"
                     r"|\b(?:an?|one|two|three|four|five|six|seven|eight|nine|ten|a\sfew|a\scouple"
                     r"\sof|few|several)\s+(?:second|minute|hour|day|night|week|month|year|decade"
                     r"|while|moment)s?\s+later\b", re.I)
@@ -139,7 +142,7 @@ jumped to 420 ms", not a value the user set."""
 
 EQUIPMENT = re.compile(
     r"\b(?:has|have|had|with|comes\s+with|ships\s+with)\s+(?:only\s+|just\s+|about\s+"
-    r"|around\s+|roughly\s+)?\d[\d.,]*\s*(?:(?:[kmgtp]i?b|gigs?|gigabytes?|terabytes?)\b"
+    r"|around\s+|roughly\s+)?\d[\d.,]{0,15}\s*(?:(?:[kmgtp]i?b|gigs?|gigabytes?|terabytes?)\b"
     r"|(?:v?cpus?|gpus?|(?:cpu\s+)?cores?)\b)"
     r"|(?:内存|显存|硬盘|磁盘)(?:是|有|为|只有)?\s*\d+\s*[GT]B?|\d+\s*[GT]B?\s*(?:的)?(?:内存|显存)"
     r"|有\s*\d+\s*(?:个)?核(?![心查对实])"
@@ -225,9 +228,9 @@ nights", 住4晚) is such a length."""
 
 
 DIMENSION = re.compile(
-    r"\b\d[\d.,]*\s*(?:mm|cm|m|km|metres?|meters?|in|inch(?:es)?|ft|feet|foot|yards?)\s+"
+    r"\b\d[\d.,]{0,15}\s*(?:mm|cm|m|km|metres?|meters?|in|inch(?:es)?|ft|feet|foot|yards?)\s+"
     r"(?:wide|high|tall|long|deep|thick|across|in\s+(?:width|height|length|diameter))\b"
-    r"|\b(?:covers?|covering|measures?|measuring)\s+(?:about\s+|around\s+)?\d[\d.,]*\s*"
+    r"|\b(?:covers?|covering|measures?|measuring)\s+(?:about\s+|around\s+)?\d[\d.,]{0,15}\s*"
     r"(?:square|sq\.?|cubic|m2|m²|ft2|mm|cm|m|metres?|meters?|inch(?:es)?|ft|feet)\b"
     r"|(?<![提最增])(?:宽|高|长|深|厚|直径)(?:度)?(?:是|为|有|约|大概)?\s*\d[\d.]*\s*"
     r"(?:米|厘米|毫米|公分|公里|寸|尺)"
@@ -291,7 +294,7 @@ THIS_TIME = re.compile(r"\b(?:this|just\s+this)\s+(?:time|once)\b|今回|这次|
 are enough", 今回は1案でいいです, 这次给1个就行): its number holds for that occasion."""
 
 
-_SPAN_COUNT = (r"(?:\d[\d.,]*|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven"
+_SPAN_COUNT = (r"(?:\d[\d.,]{0,15}|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven"
                r"|twelve|fifteen|twenty|thirty|a\s+few|a\s+couple\s+of|few|several|many)")
 _SPAN_UNIT = r"(?:day|night|week|weekend|month|year|decade)s?"
 ELAPSED = re.compile(
@@ -362,7 +365,7 @@ def observes(text: str | None) -> bool:
             or (_LATER.search(t) is not None and _PAST.search(t) is not None))
 
 
-_AFTER_YEAR = re.compile(r"\s*(?:(?:to|and|or|-|\u2013)\s*\d[\d.,]*\s*)?(?P<word>[^\W\d_]+)?")
+_AFTER_YEAR = re.compile(r"\s*(?:(?:to|and|or|-|\u2013)\s*\d[\d.,]{0,15}\s*)?(?P<word>[^\W\d_]+)?")
 _YEAR_FOLLOWERS = frozenset(
     "and or but so then when while after before as because since until till through to on"
     " onwards onward we i you he she they it the a an our my his her their this that there"
