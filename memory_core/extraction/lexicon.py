@@ -648,15 +648,6 @@ copula of a named subject and a name or a number ("The deadline is actually Mond
 says nothing to revise, and "The timeout is actually fine as it is at 30 s" affirms
 the value it names. A trailing ", actually" is left alone: "… is fine as it is at 30 s,
 actually" affirms too."""
-EN_NOT_OLD_TAIL = en(
-    r"^(?!(?:it|this|that|there|these|those|they|he|she|i|we|you)\b)[^,;]{0,80}?"
-    r"\b(?:is|are|'s|'re)\s+(?!not\b|no\b)[^,;]{1,60}?,\s*(?:and\s+)?not\s+"
-    r"(?:(?-i:[A-Z])[^\s,;]*|[^\s,;]*\d[^\s,;]*)(?:\s+any\s*more)?\s*[.!]*$")
-"""A value restated with the one it replaces after ", not": "The billing database is
-Postgres 16 on db-billing-2, not 14.", "The staging port is 5433, not 5432." revise the
-earlier value as "Actually, …" does. The struck value is a name or a number ("The bug is
-in the parser, not the lexer" contrasts, it revises nothing), and the subject a named
-one ("It's 16, not 14" names nothing to revise)."""
 _OH_NO = (r"oh\s+no(?![\s,;:-]+[^.!?]{0,60}?\b(?:is|are|'s|'re)\s+(?:actually\s+|at\s+|on\s+"
           r"|in\s+)?(?:(?-i:[A-Z])|\d))")
 """Dismay ("Oh no, Jon!", "Oh no, the build broke"), unless a value restated after a

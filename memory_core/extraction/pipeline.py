@@ -1190,8 +1190,6 @@ class _Message:
                 # instead": the clause before says what happened, it revises nothing
                 self.instead_at = body + tail.start()
             correction = True  # "Let's use MySQL instead." (but not "Never X, use Y instead")
-        elif lang == "en" and "not" in toks and lx.EN_NOT_OLD_TAIL.search(rest):
-            correction = True  # "The port is 5433, not 5432."
         question = forced == "question" or (_is_question(rest, lang) and not (
             lang == "en" and _saves(sc[a:body], rest)))
         if self.speaker == "assistant":
