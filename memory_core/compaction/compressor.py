@@ -814,18 +814,25 @@ def _marked(text: str, key: tuple[tuple[int, str, str | None, str | None], ...],
     ``index``: :func:`_key_index` of ``key`` (built here when not given)."""
     if not key:
         return text
-    by_source, by_number, anywhere = _key_index(key) if index is None else index
+    at = _may_quote(text, _key_index(key) if index is None else index)
+    mine = tuple(key[n] for n in at)
+    return _mark_superseded(text, mine) if mine else text
+
+
+def _may_quote(text: str, index: _KeyIndex) -> list[int]:
+    """Positions in the key, in order, of the items ``text`` may quote: cited by one of
+    its source ids, holding one of its numbers, or of a value that is not a plain
+    number. Only the ids and numbers some item has are looked at: a node of a
+    conversation full of numbers holds dozens, few of them superseded values (a set
+    intersection in C, not a look-up per number on each render)."""
+    by_source, by_number, anywhere = index
     cited, numbers = _refs(text)
     at = set(anywhere)
-    # Only the ids and numbers some item has: a node of a conversation full of
-    # numbers holds dozens, few of them superseded values (a set intersection in C,
-    # not a look-up per number on each render).
     for source_id in by_source.keys() & cited:
         at.update(by_source[source_id])
     for number in by_number.keys() & numbers:
         at.update(by_number[number])
-    mine = tuple(key[n] for n in sorted(at))
-    return _mark_superseded(text, mine) if mine else text
+    return sorted(at)
 
 
 def _node_marks(text: str, key: _ItemKey, index: _KeyIndex) -> _ItemKey:
@@ -840,14 +847,7 @@ def _node_marks(text: str, key: _ItemKey, index: _KeyIndex) -> _ItemKey:
     (:func:`scaffold_text`; the superseded items are the newest 200)."""
     if not key:
         return ()
-    by_source, by_number, anywhere = index
-    cited, numbers = _refs(text)
-    at = set(anywhere)
-    for source_id in by_source.keys() & cited:
-        at.update(by_source[source_id])
-    for number in by_number.keys() & numbers:
-        at.update(by_number[number])
-    return tuple(key[n] for n in sorted(at) if _quotes(text, key[n]))
+    return tuple(key[n] for n in _may_quote(text, index) if _quotes(text, key[n]))
 
 
 @functools.lru_cache(maxsize=16384)
